@@ -1,0 +1,75 @@
+#pragma once
+// How a layer turns per-head queries, keys and values into outputs. The surrounding layer
+// (model/attention_layer.h) owns everything shared by all variants: projections (incl. shared
+// and grouped K/V), positional rotation and bias, gates, head merge. A variant sees one layer's
+// heads at once and writes outputs plus the maps the views draw.
+//
+// Layouts are head-major and contiguous: q is [B, H, T, d_head], k and v are [B, Hkv, T, d_head]
+// (query head h reads KV head h / (H / Hkv)), maps are [B, H, T, T].
+// Members register in AttentionRegistry, one file each.
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "core/registry.h"
+#include "core/settings.h"
+#include "model/config.h"
+#include "model/params.h"
+
+namespace attnlab {
+
+struct AttentionShape {
+  int B = 0, T = 0, H = 0, Hkv = 0, dHead = 0;
+  int group() const { return H / Hkv; }
+  size_t qSize() const { return static_cast<size_t>(B) * H * T * dHead; }
+  size_t kvSize() const { return static_cast<size_t>(B) * Hkv * T * dHead; }
+  size_t mapSize() const { return static_cast<size_t>(B) * H * T * T; }
+};
+
+struct AttentionInputs {
+  AttentionShape shape;
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  const int* positions = nullptr;  // [T] absolute positions of the tokens
+  const float* bias = nullptr;     // [H, T, T] positional score bias, or null
+  // Hook for G1 (retention) and G3 (presence as source weight): g_j in (0, 1] per [B, H, T] key.
+  // Each variant applies it as its normalisation requires (softmax: + log g_j; sigmoid: * g_j).
+  const float* key_gate = nullptr;
+  float scale = 1.0f;  // 1 / sqrt(d_head)
+};
+
+struct AttentionOutputs {
+  float* o = nullptr;        // [B, H, T, d_head]
+  float* scores = nullptr;   // [B, H, T, T] scores entering the normalisation; -inf where masked
+  float* weights = nullptr;  // [B, H, T, T] a_ij as the variant defines them (0 where masked)
+};
+
+struct AttentionGrads {
+  const float* d_o = nullptr;   // in: [B, H, T, d_head]
+  float* d_q = nullptr;         // out (=): [B, H, T, d_head]
+  float* d_k = nullptr;         // out (=): [B, Hkv, T, d_head]
+  float* d_v = nullptr;         // out (=): [B, Hkv, T, d_head]
+  float* d_key_gate = nullptr;  // out (=) when inputs.key_gate is set: [B, H, T]
+};
+
+class AttentionVariant {
+ public:
+  virtual ~AttentionVariant() = default;
+
+  virtual std::vector<SettingSpec> settingSpecs() const { return {}; }
+  // Reads settings and creates the variant's own parameters under `prefix` (e.g. "blocks.1.attn.").
+  virtual std::string configure(const ModelConfig& config, const std::string& prefix, ParamStore& params) = 0;
+  virtual void initialise(Rng& /*rng*/) {}
+
+  virtual void forward(const AttentionInputs& in, AttentionOutputs& out) const = 0;
+  // Uses the forward's saved outputs; accumulates into the variant's own parameter gradients.
+  virtual void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& grads) = 0;
+
+  // False for variants whose output is not a function of q.k scores (rotary encodings then do not apply).
+  virtual bool usesDotScores() const { return true; }
+};
+
+using AttentionRegistry = Registry<AttentionVariant>;
+
+}  // namespace attnlab

@@ -1,0 +1,91 @@
+#pragma once
+// Loops over the heads of one layer, shared by the attention variants: slicing the head-major
+// buffers, the scaled causal score matrix, and the backward of every variant whose output is
+// O = A V with A a function of S = scale * Q K^T + bias (the variant supplies dS from dA).
+#include <limits>
+
+#include "attention/attention.h"
+#include "core/tensor.h"
+
+namespace attnlab {
+
+using HeadMat = Eigen::Map<Mat>;
+using ConstHeadMat = Eigen::Map<const Mat>;
+
+struct HeadSlices {
+  const AttentionShape& s;
+  int b, h, kvh;
+
+  size_t qOffset() const { return static_cast<size_t>(b * s.H + h) * s.T * s.dHead; }
+  size_t kvOffset() const { return static_cast<size_t>(b * s.Hkv + kvh) * s.T * s.dHead; }
+  size_t mapOffset() const { return static_cast<size_t>(b * s.H + h) * s.T * s.T; }
+  size_t tokenOffset() const { return static_cast<size_t>(b * s.H + h) * s.T; }
+
+  ConstHeadMat q(const float* base) const { return {base + qOffset(), s.T, s.dHead}; }
+  ConstHeadMat k(const float* base) const { return {base + kvOffset(), s.T, s.dHead}; }
+  ConstHeadMat v(const float* base) const { return {base + kvOffset(), s.T, s.dHead}; }
+  HeadMat out(float* base) const { return {base + qOffset(), s.T, s.dHead}; }
+  HeadMat kvOut(float* base) const { return {base + kvOffset(), s.T, s.dHead}; }
+  HeadMat map(float* base) const { return {base + mapOffset(), s.T, s.T}; }
+  ConstHeadMat map(const float* base) const { return {base + mapOffset(), s.T, s.T}; }
+  const float* bias(const float* base) const { return base ? base + static_cast<size_t>(h) * s.T * s.T : nullptr; }
+  const float* keyGate(const float* base) const { return base ? base + tokenOffset() : nullptr; }
+  float* keyGate(float* base) const { return base ? base + tokenOffset() : nullptr; }
+};
+
+// Runs f(HeadSlices) for every (batch, head), in parallel over threads.
+template <class F>
+void forEachHead(const AttentionShape& s, F&& f) {
+#pragma omp parallel for schedule(static)
+  for (int bh = 0; bh < s.B * s.H; ++bh) {
+    const int h = bh % s.H;
+    f(HeadSlices{s, bh / s.H, h, h / s.group()});
+  }
+}
+
+// Runs f for every (batch, KV head), parallel across them and sequential over the query heads
+// of a group, so that gradients into a shared K/V head accumulate without races and in a fixed order.
+template <class F>
+void forEachKvGroup(const AttentionShape& s, F&& f) {
+#pragma omp parallel for schedule(static)
+  for (int bk = 0; bk < s.B * s.Hkv; ++bk) {
+    const int b = bk / s.Hkv, kvh = bk % s.Hkv;
+    for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) f(HeadSlices{s, b, h, kvh}, h == kvh * s.group());
+  }
+}
+
+// S = scale * Q K^T + bias for j <= i, -inf for j > i (the causal mask).
+inline void causalScores(const AttentionInputs& in, const HeadSlices& h, float* scores) {
+  auto S = h.map(scores);
+  S.noalias() = in.scale * h.q(in.q) * h.k(in.k).transpose();
+  if (const float* bias = h.bias(in.bias)) S += ConstHeadMat(bias, in.shape.T, in.shape.T);
+  const int T = in.shape.T;
+  for (int i = 0; i < T; ++i)
+    for (int j = i + 1; j < T; ++j) S(i, j) = -std::numeric_limits<float>::infinity();
+}
+
+// Backward of O = A V, A = f(S), S = scale Q K^T + bias. `dScores(h, A, dA, dS)` writes dS from dA
+// (and may accumulate gate or parameter gradients). Writes d_q, d_k, d_v.
+template <class F>
+void backwardFromWeights(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g, F&& dScores) {
+  const int T = in.shape.T;
+  forEachKvGroup(in.shape, [&](const HeadSlices& h, bool firstInGroup) {
+    auto dK = h.kvOut(g.d_k);
+    auto dV = h.kvOut(g.d_v);
+    if (firstInGroup) {
+      dK.setZero();
+      dV.setZero();
+    }
+    const ConstHeadMat A = h.map(static_cast<const float*>(saved.weights));
+    const ConstHeadMat dO(g.d_o + h.qOffset(), T, in.shape.dHead);
+    Mat dAStore = dO * h.v(in.v).transpose();  // from O = A V
+    dV.noalias() += A.transpose() * dO;          // from O = A V
+    Mat dSStore(T, T);
+    HeadMat dA(dAStore.data(), T, T), dS(dSStore.data(), T, T);
+    dScores(h, A, dA, dS);
+    h.out(g.d_q).noalias() = in.scale * dS * h.k(in.k);   // from S = scale Q K^T
+    dK.noalias() += in.scale * dS.transpose() * h.q(in.q);  // from S = scale Q K^T
+  });
+}
+
+}  // namespace attnlab

@@ -1,0 +1,11 @@
+# Writes every resources/presets/*.json into a C++ table: {name, json text}.
+file(GLOB files ${DIR}/*.json)
+list(SORT files)
+set(body "// Generated from resources/presets by embed_presets.cmake. Do not edit.\n#include <string_view>\n#include <utility>\n#include <vector>\nnamespace attnlab {\nconst std::vector<std::pair<std::string_view, std::string_view>>& embeddedPresets() {\n  static const std::vector<std::pair<std::string_view, std::string_view>> presets = {\n")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "    {\"${name}\", R\"attnlab_json(${text})attnlab_json\"},\n")
+endforeach()
+string(APPEND body "  };\n  return presets;\n}\n}  // namespace attnlab\n")
+file(WRITE ${OUT} "${body}")

@@ -1,0 +1,34 @@
+#pragma once
+// A saved experiment is a folder: config.json, model.safetensors, history.csv.
+// Saves are atomic (written beside, then renamed). Loading validates every name, shape and dtype
+// and reports precisely what is wrong; it never crashes on bad input.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+#include "train/trainer.h"
+
+namespace attnlab {
+
+// Returns "" on success, else a one-line reason. The folder is replaced as a whole or not at all.
+std::string saveCheckpoint(const std::string& dir, const Trainer& trainer);
+
+struct LoadedCheckpoint {
+  ExperimentConfig config;
+  std::unique_ptr<Trainer> trainer;  // model weights restored, history restored
+};
+// Returns "" on success, else a one-line reason naming the file and what is wrong.
+std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out);
+
+// Lower-level pieces, also used by tests.
+std::string writeSafetensors(const std::string& path, const ParamStore& params);
+// Reads into `params`, which must already hold every expected name with its shape.
+std::string readSafetensors(const std::string& path, ParamStore& params);
+std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoint>& history);
+std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& history);
+// Writes `bytes` to `path` via a temporary file in the same folder and a rename.
+std::string writeFileAtomic(const std::string& path, const std::string& bytes);
+
+}  // namespace attnlab

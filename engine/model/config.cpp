@@ -1,0 +1,58 @@
+#include "model/config.h"
+
+#include <memory>
+#include <sstream>
+
+#include "attention/attention.h"
+#include "data/task.h"
+#include "positional/positional.h"
+
+namespace attnlab {
+
+namespace {
+std::string positive(const char* key, double v) {
+  return v > 0 ? std::string() : std::string(key) + " must be positive";
+}
+}  // namespace
+
+std::string validate(const ExperimentConfig& config) {
+  const ModelConfig& m = config.model;
+  const TrainConfig& t = config.train;
+  for (auto [key, v] : {std::pair{"model.d_model", m.d_model}, {"model.n_layers", m.n_layers}, {"model.n_heads", m.n_heads},
+                        {"model.context", m.context}, {"train.steps", t.steps}, {"train.batch", t.batch},
+                        {"train.threads", t.threads}})
+    if (auto why = positive(key, v); !why.empty()) return why;
+  if (!m.attention_only && m.d_ff <= 0) return "model.d_ff must be positive";
+  if (m.d_model % m.n_heads != 0)
+    return "model.n_heads (" + std::to_string(m.n_heads) + ") must divide model.d_model (" + std::to_string(m.d_model) + ")";
+  if (m.n_kv_heads < 0 || m.n_heads % m.kvHeads() != 0)
+    return "model.n_kv_heads (" + std::to_string(m.n_kv_heads) + ") must divide model.n_heads (" + std::to_string(m.n_heads) + ")";
+  if (m.d_model > 4096 || m.n_layers > 64 || m.context > 8192 || m.n_heads > 256 || m.d_ff > 16384)
+    return "model is larger than this lab supports (d_model <= 4096, n_layers <= 64, context <= 8192, d_ff <= 16384)";
+  if (m.attention.empty() || (m.attention.size() != 1 && static_cast<int>(m.attention.size()) != m.n_layers))
+    return "model.attention must name one variant or one per layer (" + std::to_string(m.n_layers) + ")";
+  for (const auto& name : m.attention) {
+    auto variant = AttentionRegistry::instance().create(name);
+    if (!variant) return "unknown attention variant '" + name + "' (known: " + AttentionRegistry::instance().names() + ")";
+    if (auto why = validateSettings(m.attention_settings, variant->settingSpecs(), name); !why.empty()) return why;
+  }
+  auto positional = PositionalRegistry::instance().create(m.positional);
+  if (!positional)
+    return "unknown positional encoding '" + m.positional + "' (known: " + PositionalRegistry::instance().names() + ")";
+  if (auto why = validateSettings(m.positional_settings, positional->settingSpecs(), m.positional); !why.empty()) return why;
+  if (m.positional == "rope" && m.headDim() % 2 != 0) return "rope needs an even head dimension (d_model / n_heads)";
+  if (m.projection_sharing != "qkv") return "model.projection_sharing '" + m.projection_sharing + "' is not available (known: qkv)";
+  if (m.score_precision != "fp32") return "model.score_precision '" + m.score_precision + "' is not available (known: fp32)";
+  if (!(t.lr > 0 && t.lr < 10)) return "train.lr must be in (0, 10)";
+  if (t.warmup < 0) return "train.warmup must be >= 0";
+  if (!(t.beta1 >= 0 && t.beta1 < 1 && t.beta2 >= 0 && t.beta2 < 1)) return "train.beta1 and train.beta2 must be in [0, 1)";
+  if (t.weight_decay < 0 || t.grad_clip < 0 || t.eps <= 0) return "train.weight_decay, grad_clip must be >= 0 and eps > 0";
+  if (t.min_lr_ratio < 0 || t.min_lr_ratio > 1) return "train.min_lr_ratio must be in [0, 1]";
+  if (t.threads > 64) return "train.threads must be at most 64";
+  if (t.eval_every < 0 || t.eval_batches <= 0) return "train.eval_every must be >= 0 and train.eval_batches > 0";
+  std::string error;
+  if (!makeTask(config.task, error)) return error;
+  return {};
+}
+
+}  // namespace attnlab

@@ -1,0 +1,71 @@
+#pragma once
+// Everything that defines an experiment: the model's shape and parts, the task, and training.
+// Serialised to config.json by io/config_json.h; validated by validate().
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/settings.h"
+
+namespace attnlab {
+
+struct ModelConfig {
+  int vocab = 0;  // filled from the task's vocabulary when 0
+  int d_model = 128;
+  int n_layers = 4;
+  int n_heads = 4;
+  int n_kv_heads = 0;  // 0 means n_heads (no grouping); must divide n_heads
+  int d_ff = 512;
+  int context = 128;
+  bool attention_only = false;  // blocks without the MLP
+  bool tied_embeddings = true;  // output head reuses the token embedding
+  // Attention variant per layer: one name for all layers, or exactly n_layers names.
+  std::vector<std::string> attention = {"softmax"};
+  Settings attention_settings;  // e.g. temperature, window
+  std::string positional = "learned";
+  Settings positional_settings;  // e.g. theta, rotary_fraction
+  std::string projection_sharing = "qkv";
+  std::string score_precision = "fp32";
+
+  int headDim() const { return n_heads > 0 ? d_model / n_heads : 0; }
+  int kvHeads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  const std::string& attentionOf(int layer) const { return attention.size() == 1 ? attention[0] : attention.at(layer); }
+};
+
+struct TaskConfig {
+  std::string name = "toy_language";
+  Settings settings;      // task-specific (e.g. pairs, modulus, length_multiplier)
+  std::string text_path;  // for the "text" task: a UTF-8 file, character level
+  int seq_len = 0;        // 0 means the model's context
+};
+
+struct TrainConfig {
+  int steps = 1000;
+  int batch = 16;
+  double lr = 3e-3;
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  int warmup = 50;
+  double weight_decay = 0.01;
+  double beta1 = 0.9;
+  double beta2 = 0.98;
+  double eps = 1e-8;
+  double grad_clip = 1.0;  // 0 disables clipping
+  uint64_t seed = 1;
+  int threads = 2;
+  int eval_every = 100;  // steps between validation evaluations (0: only at the end)
+  int eval_batches = 4;
+};
+
+struct ExperimentConfig {
+  std::string name = "default";
+  std::string description;
+  ModelConfig model;
+  TaskConfig task;
+  TrainConfig train;
+};
+
+// Returns "" when the configuration can be built, else one line saying what is wrong and why
+// (checks shapes, registry names and each member's settings).
+std::string validate(const ExperimentConfig& config);
+
+}  // namespace attnlab

@@ -1,0 +1,56 @@
+#pragma once
+// A decoder-only Transformer: token embedding (+ absolute positions if the encoding adds them),
+// N pre-LayerNorm blocks (attention, then a GELU MLP unless attention-only), final LayerNorm,
+// output head (tied to the embedding or not). Forward and backward are hand-written (see
+// model/ops.h); activations live in a Workspace so a trace can run beside training.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+#include "model/trace.h"
+
+namespace attnlab {
+
+struct Workspace;  // activations of one forward pass, kept for its backward (model/workspace.h)
+class Block;
+
+class Model {
+ public:
+  // Throws std::invalid_argument with a one-line reason when the config cannot be built.
+  Model(const ModelConfig& config, uint64_t seed);
+  ~Model();
+
+  const ModelConfig& config() const { return config_; }
+  ParamStore& params() { return params_; }
+  const ParamStore& params() const { return params_; }
+
+  // Runs tokens [B, T] (T <= context). Returns the mean cross-entropy over positions whose
+  // target is not -1 (0 when there are none). Logits stay in `ws` for metrics.
+  // With `trace` non-null, captures every map for batch element 0.
+  double forward(Workspace& ws, const int* tokens, const int* targets, int B, int T, Trace* trace = nullptr) const;
+  // Accumulates d(loss)/d(param) for the last forward on `ws` into params().grad.
+  void backward(Workspace& ws);
+
+  // Per-layer mean attention entropy (nats) over the last forward's rows.
+  std::vector<double> layerEntropy(const Workspace& ws) const;
+  // Parameter names belonging to block `layer` (for per-layer gradient norms).
+  bool belongsToLayer(const std::string& paramName, int layer) const;
+
+  // Bytes of activations a forward+backward at [B, T] needs (the memory estimate shown before training).
+  size_t activationBytes(int B, int T) const;
+
+ private:
+  ModelConfig config_;
+  ParamStore params_;
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+std::unique_ptr<Workspace> makeWorkspace();
+// Logits [B*T, vocab] of the last forward on `ws`.
+const Mat& workspaceLogits(const Workspace& ws);
+
+}  // namespace attnlab

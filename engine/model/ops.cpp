@@ -1,0 +1,95 @@
+#include "model/ops.h"
+
+#include <cmath>
+
+namespace attnlab::ops {
+
+void linearForward(const Mat& x, const Mat& W, const Mat* b, Mat& y) {
+  y.noalias() = x * W.transpose();
+  if (b && b->size()) y.rowwise() += b->row(0);
+}
+
+void linearBackward(const Mat& dy, const Mat& x, const Mat& W, Mat* dx, Mat& dW, Mat* db) {
+  if (dx) dx->noalias() = dy * W;             // from y = x W^T
+  dW.noalias() += dy.transpose() * x;          // from y = x W^T
+  if (db && db->size()) db->row(0) += dy.colwise().sum();  // from y += b
+}
+
+void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mean, Vec& rstd) {
+  const int N = static_cast<int>(x.rows()), C = static_cast<int>(x.cols());
+  y.resize(N, C);
+  mean.resize(N);
+  rstd.resize(N);
+  constexpr float eps = 1e-5f;
+  for (int n = 0; n < N; ++n) {
+    auto row = x.row(n);
+    const float m = row.mean();
+    const float var = (row.array() - m).square().mean();
+    const float r = 1.0f / std::sqrt(var + eps);
+    mean[n] = m;
+    rstd[n] = r;
+    y.row(n) = (((row.array() - m) * r) * w.row(0).array() + b.row(0).array()).matrix();
+  }
+}
+
+void layerNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& mean, const Vec& rstd, Mat& dx, Mat& dw,
+                       Mat& db) {
+  const int N = static_cast<int>(x.rows());
+  const float C = static_cast<float>(x.cols());
+  for (int n = 0; n < N; ++n) {
+    const auto xhat = ((x.row(n).array() - mean[n]) * rstd[n]).eval();
+    const auto dxhat = (dy.row(n).array() * w.row(0).array()).eval();  // from y = xhat * w + b
+    dw.row(0).array() += dy.row(n).array() * xhat;
+    db.row(0).array() += dy.row(n).array();
+    // from xhat = (x - mean) * rstd, with mean and rstd depending on every x of the row
+    const float meanDxhat = dxhat.sum() / C;
+    const float meanDxhatXhat = (dxhat * xhat).sum() / C;
+    dx.row(n).array() += rstd[n] * (dxhat - meanDxhat - xhat * meanDxhatXhat);
+  }
+}
+
+namespace {
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
+}
+
+void geluForward(const Mat& x, Mat& y) {
+  y = (0.5f * x.array() * (1.0f + (kGeluC * (x.array() + 0.044715f * x.array().cube())).tanh())).matrix();
+}
+
+void geluBackward(const Mat& dy, const Mat& x, Mat& dx) {
+  const auto u = (kGeluC * (x.array() + 0.044715f * x.array().cube())).eval();
+  const auto t = u.tanh().eval();
+  // d/dx [0.5 x (1 + tanh u)] = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
+  const auto du = (kGeluC * (1.0f + 3.0f * 0.044715f * x.array().square())).eval();
+  dx = (dy.array() * (0.5f * (1.0f + t) + 0.5f * x.array() * (1.0f - t.square()) * du)).matrix();
+}
+
+double crossEntropyForward(const Mat& logits, const int* targets, Mat& probs, int& counted) {
+  const int N = static_cast<int>(logits.rows());
+  probs.resize(logits.rows(), logits.cols());
+  double total = 0;
+  counted = 0;
+  for (int n = 0; n < N; ++n) {
+    const float maxLogit = logits.row(n).maxCoeff();
+    probs.row(n) = (logits.row(n).array() - maxLogit).exp().matrix();
+    const float sum = probs.row(n).sum();
+    probs.row(n) /= sum;
+    if (targets[n] < 0) continue;
+    total += -(static_cast<double>(logits(n, targets[n])) - maxLogit - std::log(static_cast<double>(sum)));
+    ++counted;
+  }
+  return counted ? total / counted : 0.0;
+}
+
+void crossEntropyBackward(const Mat& probs, const int* targets, int counted, Mat& dlogits) {
+  dlogits.setZero(probs.rows(), probs.cols());
+  if (!counted) return;
+  const float inv = 1.0f / static_cast<float>(counted);
+  for (int n = 0; n < probs.rows(); ++n) {
+    if (targets[n] < 0) continue;
+    dlogits.row(n) = probs.row(n) * inv;  // from loss = -log softmax(logits)[target] / counted
+    dlogits(n, targets[n]) -= inv;
+  }
+}
+
+}  // namespace attnlab::ops

@@ -1,0 +1,44 @@
+#include "model/params.h"
+
+#include <stdexcept>
+
+namespace attnlab {
+
+Param& ParamStore::add(const std::string& name, std::vector<int> shape, bool decay) {
+  if (find(name)) throw std::logic_error("duplicate parameter " + name);
+  auto p = std::make_unique<Param>();
+  p->name = name;
+  p->decay = decay;
+  int rows = shape.size() == 1 ? 1 : shape[0];
+  int cols = 1;
+  for (size_t i = shape.size() == 1 ? 0 : 1; i < shape.size(); ++i) cols *= shape[i];
+  p->shape = std::move(shape);
+  p->value = Mat::Zero(rows, cols);
+  p->grad = Mat::Zero(rows, cols);
+  params_.push_back(std::move(p));
+  return *params_.back();
+}
+
+Param* ParamStore::find(const std::string& name) {
+  for (auto& p : params_)
+    if (p->name == name) return p.get();
+  return nullptr;
+}
+
+const Param* ParamStore::find(const std::string& name) const {
+  for (auto& p : params_)
+    if (p->name == name) return p.get();
+  return nullptr;
+}
+
+size_t ParamStore::totalElements() const {
+  size_t n = 0;
+  for (auto& p : params_) n += p->value.size();
+  return n;
+}
+
+void ParamStore::zeroGrad() {
+  for (auto& p : params_) p->grad.setZero();
+}
+
+}  // namespace attnlab

@@ -1,0 +1,35 @@
+#pragma once
+// Named trainable tensors. Every parameter is a row-major matrix; its logical shape follows
+// PyTorch (linear weights [out, in], vectors [n]) so checkpoints interoperate.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace attnlab {
+
+struct Param {
+  std::string name;        // e.g. "blocks.0.attn.wq.weight"
+  std::vector<int> shape;  // logical shape; value is shape[0] x prod(rest), or 1 x n for a vector
+  Mat value;
+  Mat grad;
+  bool decay = true;  // AdamW weight decay applies (off for norms, biases, gains)
+};
+
+class ParamStore {
+ public:
+  // Creates a zero-initialised parameter and its gradient buffer.
+  Param& add(const std::string& name, std::vector<int> shape, bool decay = true);
+  Param* find(const std::string& name);
+  const Param* find(const std::string& name) const;
+  std::vector<std::unique_ptr<Param>>& all() { return params_; }
+  const std::vector<std::unique_ptr<Param>>& all() const { return params_; }
+  size_t totalElements() const;
+  void zeroGrad();
+
+ private:
+  std::vector<std::unique_ptr<Param>> params_;
+};
+
+}  // namespace attnlab

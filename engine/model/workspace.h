@@ -1,0 +1,32 @@
+#pragma once
+// Activations of one forward pass, kept for its backward. Buffers are reused across steps.
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/attention_layer.h"
+
+namespace attnlab {
+
+struct BlockActs {
+  Mat x;  // block input (residual stream)
+  Mat ln1;
+  Vec ln1_mean, ln1_rstd;
+  AttentionActs attn;
+  Mat attn_out;
+  Mat x_mid;  // x + attention
+  Mat ln2;
+  Vec ln2_mean, ln2_rstd;
+  Mat fc, act, mlp_out;
+};
+
+struct Workspace {
+  int B = 0, T = 0;
+  std::vector<int> tokens, targets, positions;
+  std::vector<BlockActs> blocks;
+  Mat x_final, ln_f;
+  Vec lnf_mean, lnf_rstd;
+  Mat logits, probs;
+  int counted = 0;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,16 @@
+#include "positional/positional.h"
+
+namespace attnlab {
+namespace {
+
+// P1: no positional information; causality alone tells tokens apart.
+class NoPositional : public PositionalEncoding {
+ public:
+  std::string configure(const ModelConfig&, ParamStore&) override { return {}; }
+};
+
+ATTNLAB_REGISTER(PositionalRegistry, "none", "NoPE: no positional signal; the causal mask alone breaks symmetry",
+                 [] { return std::make_unique<NoPositional>(); });
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,57 @@
+#pragma once
+// A positional encoding acts at one or more of three places, each optional:
+//   1. absolute: added to the token embeddings (sinusoidal, learned);
+//   2. rotary: rotates pairs of q/k features by per-token angles (RoPE, accumulated rotation);
+//   3. score bias: adds b_h(i, j) to the attention scores (ALiBi and its log-distance form).
+// Positions are passed explicitly so that a KV cache that dropped entries stays correct.
+// Members register in PositionalRegistry, one file each.
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "core/registry.h"
+#include "core/settings.h"
+#include "core/tensor.h"
+#include "model/config.h"
+#include "model/params.h"
+
+namespace attnlab {
+
+class PositionalEncoding {
+ public:
+  virtual ~PositionalEncoding() = default;
+
+  virtual std::vector<SettingSpec> settingSpecs() const { return {}; }
+  // Reads settings and creates parameters. Returns "" or a one-line reason.
+  virtual std::string configure(const ModelConfig& config, ParamStore& params) = 0;
+  // Draws initial parameter values (called once on a fresh model, not on checkpoint load).
+  virtual void initialise(ParamStore& /*params*/, Rng& /*rng*/) {}
+
+  // --- 1. absolute: x[b*T + t] += table(pos[t]) -------------------------------------------
+  virtual bool absolute() const { return false; }
+  virtual void addToEmbeddings(Mat& /*x*/, const int* /*pos*/, int /*B*/, int /*T*/) const {}
+  virtual void embeddingsBackward(const Mat& /*dx*/, const int* /*pos*/, int /*B*/, int /*T*/, ParamStore& /*params*/) const {}
+
+  // --- 2. rotary: angles[b*T + t][m] for pair m of the first rotaryPairs() pairs -------------
+  virtual int rotaryPairs() const { return 0; }
+  // `x` is the layer's normalised input [B*T, d_model] (token-dependent rotations read it).
+  virtual void rotaryAngles(int /*layer*/, const Mat& /*x*/, const int* /*pos*/, int /*B*/, int /*T*/, Mat& /*angles*/) const {}
+  // Given d(loss)/d(angles), accumulates parameter gradients and adds to dx (token-dependent rotations only).
+  virtual void rotaryAnglesBackward(int /*layer*/, const Mat& /*x*/, const Mat& /*dAngles*/, int /*B*/, int /*T*/, Mat& /*dx*/,
+                                    ParamStore& /*params*/) const {}
+
+  // --- 3. score bias: out[i][j] += b_h(qpos[i], kpos[j]) --------------------------------------
+  virtual bool scoreBias() const { return false; }
+  virtual void addScoreBias(int /*head*/, int /*heads*/, const int* /*qpos*/, int /*Tq*/, const int* /*kpos*/, int /*Tk*/,
+                            float* /*out*/) const {}
+};
+
+using PositionalRegistry = Registry<PositionalEncoding>;
+
+// Rotates pair m = (x[2m], x[2m+1]) of each row of a [rows, d_head] block by angles[row][m]
+// (inverse=true rotates by -angle, which is the backward of the forward rotation).
+void rotatePairs(float* x, int rows, int dHead, const float* angles, int pairs, bool inverse);
+// d(loss)/d(angle) for y = R(angle) x: given dy and the rotated y, dAngle[m] += dy0*(-y1) + dy1*y0.
+void rotationAngleGrad(const float* dy, const float* y, int rows, int dHead, int pairs, float* dAngles);
+
+}  // namespace attnlab

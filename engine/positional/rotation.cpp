@@ -1,0 +1,31 @@
+#include <cmath>
+
+#include "positional/positional.h"
+
+namespace attnlab {
+
+void rotatePairs(float* x, int rows, int dHead, const float* angles, int pairs, bool inverse) {
+  const float sign = inverse ? -1.0f : 1.0f;
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<size_t>(r) * dHead;
+    const float* a = angles + static_cast<size_t>(r) * pairs;
+    for (int m = 0; m < pairs; ++m) {
+      const float c = std::cos(a[m]), s = sign * std::sin(a[m]);
+      const float x0 = row[2 * m], x1 = row[2 * m + 1];
+      row[2 * m] = c * x0 - s * x1;
+      row[2 * m + 1] = s * x0 + c * x1;
+    }
+  }
+}
+
+void rotationAngleGrad(const float* dy, const float* y, int rows, int dHead, int pairs, float* dAngles) {
+  for (int r = 0; r < rows; ++r) {
+    const float* g = dy + static_cast<size_t>(r) * dHead;
+    const float* v = y + static_cast<size_t>(r) * dHead;
+    float* da = dAngles + static_cast<size_t>(r) * pairs;
+    // y0 = c x0 - s x1, y1 = s x0 + c x1  =>  dy0/da = -y1, dy1/da = y0
+    for (int m = 0; m < pairs; ++m) da[m] += -g[2 * m] * v[2 * m + 1] + g[2 * m + 1] * v[2 * m];
+  }
+}
+
+}  // namespace attnlab

@@ -1,0 +1,45 @@
+#include "train/optimizer.h"
+
+#include <cmath>
+
+namespace attnlab {
+
+AdamW::AdamW(ParamStore& params, const TrainConfig& config) : params_(params), config_(config) {
+  for (auto& p : params_.all()) {
+    m_.push_back(Mat::Zero(p->value.rows(), p->value.cols()));
+    v_.push_back(Mat::Zero(p->value.rows(), p->value.cols()));
+  }
+}
+
+void AdamW::step(double lr) {
+  ++t_;
+  const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
+  const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t_));
+  const float c2 = static_cast<float>(1.0 - std::pow(config_.beta2, t_));
+  const float eps = static_cast<float>(config_.eps), lrf = static_cast<float>(lr);
+  auto& all = params_.all();
+  for (size_t i = 0; i < all.size(); ++i) {
+    Param& p = *all[i];
+    m_[i] = b1 * m_[i] + (1 - b1) * p.grad;
+    v_[i] = b2 * v_[i] + (1 - b2) * p.grad.cwiseProduct(p.grad);
+    if (p.decay) p.value *= 1.0f - lrf * static_cast<float>(config_.weight_decay);  // decoupled decay
+    p.value.array() -= lrf * (m_[i].array() / c1) / ((v_[i].array() / c2).sqrt() + eps);
+  }
+}
+
+double gradientNorm(const ParamStore& params) {
+  double sq = 0;
+  for (auto& p : params.all()) sq += p->grad.cast<double>().squaredNorm();
+  return std::sqrt(sq);
+}
+
+double clipGradients(ParamStore& params, double maxNorm) {
+  const double norm = gradientNorm(params);
+  if (maxNorm > 0 && norm > maxNorm) {
+    const float s = static_cast<float>(maxNorm / (norm + 1e-12));
+    for (auto& p : params.all()) p->grad *= s;
+  }
+  return norm;
+}
+
+}  // namespace attnlab

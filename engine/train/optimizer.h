@@ -1,0 +1,28 @@
+#pragma once
+// AdamW with decoupled weight decay (Loshchilov & Hutter), applied to every Param with decay=true.
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+
+namespace attnlab {
+
+class AdamW {
+ public:
+  AdamW(ParamStore& params, const TrainConfig& config);
+  void step(double lr);
+  int steps() const { return t_; }
+
+ private:
+  ParamStore& params_;
+  TrainConfig config_;
+  std::vector<Mat> m_, v_;
+  int t_ = 0;
+};
+
+// Global L2 norm of all gradients.
+double gradientNorm(const ParamStore& params);
+// Scales every gradient so the global norm is at most maxNorm. Returns the norm before clipping.
+double clipGradients(ParamStore& params, double maxNorm);
+
+}  // namespace attnlab

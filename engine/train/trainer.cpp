@@ -1,0 +1,178 @@
+#include "train/trainer.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "model/workspace.h"
+
+namespace attnlab {
+
+namespace {
+constexpr uint64_t kDataStream = 0x9e3779b97f4a7c15ull;   // training batches
+constexpr uint64_t kEvalStream = 0xc2b2ae3d27d4eb4full;   // fixed validation batches
+constexpr uint64_t kProbeStream = 0x165667b19e3779f9ull;  // the fixed probe example
+
+void useThreads(int threads) {
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+}
+
+// Returns the name of the first parameter whose gradient is not finite, or "".
+std::string firstNonFiniteGrad(const ParamStore& params) {
+  for (const auto& p : params.all())
+    if (!p->grad.allFinite()) return p->name;
+  return {};
+}
+}  // namespace
+
+Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
+  build();
+  try {
+    model_ = std::make_unique<Model>(config_.model, config_.train.seed);
+  } catch (const std::exception& e) {
+    throw ConfigError(e.what());
+  }
+  optimizer_ = std::make_unique<AdamW>(model_->params(), config_.train);
+}
+
+Trainer::Trainer(const ExperimentConfig& config, std::unique_ptr<Model> model, std::vector<TrainPoint> history)
+    : config_(config), model_(std::move(model)), history_(std::move(history)) {
+  build();
+  optimizer_ = std::make_unique<AdamW>(model_->params(), config_.train);
+  step_ = history_.empty() ? 0 : history_.back().step;
+  for (int i = 0; i < step_; ++i) dataRng_.next();  // continue on a different stream than a fresh run
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::build() {
+  if (std::string why = validate(config_); !why.empty()) throw ConfigError(why);
+  std::string error;
+  task_ = makeTask(config_.task, error);
+  if (!task_) throw ConfigError(error);
+  const int vocab = task_->vocabulary().size();
+  if (config_.model.vocab == 0) config_.model.vocab = vocab;
+  if (config_.model.vocab != vocab)
+    throw ConfigError("model.vocab is " + std::to_string(config_.model.vocab) + " but the task's vocabulary has " +
+                      std::to_string(vocab) + " tokens");
+  const int context = config_.task.seq_len > 0 ? std::min(config_.task.seq_len, config_.model.context) : config_.model.context;
+  seqLen_ = task_->sequenceLength(context);
+  if (seqLen_ < 2 || seqLen_ > config_.model.context)
+    throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " + std::to_string(context));
+  workspace_ = makeWorkspace();
+  dataRng_ = Rng(config_.train.seed ^ kDataStream);
+}
+
+double Trainer::learningRate(int step) const {
+  const TrainConfig& t = config_.train;
+  if (step < t.warmup) return t.lr * (step + 1) / t.warmup;
+  const double progress = t.steps > t.warmup ? std::min(1.0, double(step - t.warmup) / (t.steps - t.warmup)) : 1.0;
+  const double minLr = t.lr * t.min_lr_ratio;
+  return minLr + 0.5 * (t.lr - minLr) * (1.0 + std::cos(M_PI * progress));
+}
+
+TrainPoint Trainer::trainStep() {
+  useThreads(config_.train.threads);
+  const auto start = std::chrono::steady_clock::now();
+  const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Train, dataRng_);
+  ParamStore& params = model_->params();
+  params.zeroGrad();
+  const double loss = model_->forward(*workspace_, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+  const int stepNumber = step_ + 1;
+  if (!std::isfinite(loss))
+    throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the loss is " +
+                          (std::isnan(loss) ? "NaN" : "infinite") + " (weights kept from step " + std::to_string(step_) + ")");
+  model_->backward(*workspace_);
+  if (std::string bad = firstNonFiniteGrad(params); !bad.empty())
+    throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + bad +
+                          " is not finite (weights kept from step " + std::to_string(step_) + ")");
+
+  TrainPoint point;
+  point.step = stepNumber;
+  point.loss = loss;
+  for (int l = 0; l < config_.model.n_layers; ++l) {
+    double sq = 0;
+    for (const auto& p : params.all())
+      if (model_->belongsToLayer(p->name, l)) sq += p->grad.cast<double>().squaredNorm();
+    point.layer_grad_norm.push_back(std::sqrt(sq));
+  }
+  point.layer_entropy = model_->layerEntropy(*workspace_);
+  point.grad_norm = clipGradients(params, config_.train.grad_clip);
+  point.lr = learningRate(step_);
+  optimizer_->step(point.lr);
+  step_ = stepNumber;
+
+  point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  point.tokens_per_second = point.seconds > 0 ? batch.B * batch.T / point.seconds : 0;
+  const int every = config_.train.eval_every;
+  if ((every > 0 && step_ % every == 0) || finished()) {
+    const EvalResult eval = evaluate();
+    point.val_loss = eval.loss;
+    point.accuracy = eval.accuracy;
+  }
+  history_.push_back(point);
+  return point;
+}
+
+EvalResult Trainer::evaluate(int batches) {
+  useThreads(config_.train.threads);
+  if (batches <= 0) batches = config_.train.eval_batches;
+  Rng rng(config_.train.seed ^ kEvalStream);
+  auto ws = makeWorkspace();
+  EvalResult r;
+  double lossSum = 0;
+  long answers = 0, correct = 0, sequences = 0, exact = 0;
+  for (int n = 0; n < batches; ++n) {
+    const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Validation, rng);
+    const double loss = model_->forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+    lossSum += loss * ws->counted;
+    r.tokens += ws->counted;
+    const Mat& logits = workspaceLogits(*ws);
+    for (int b = 0; b < batch.B; ++b) {
+      bool all = true, any = false;
+      for (int t = 0; t < batch.T; ++t) {
+        const int row = b * batch.T + t, target = batch.targets[row];
+        if (target < 0) continue;
+        Eigen::Index argmax;
+        logits.row(row).maxCoeff(&argmax);
+        const bool ok = argmax == target;
+        correct += ok;
+        ++answers;
+        all = all && ok;
+        any = true;
+      }
+      if (any) {
+        ++sequences;
+        exact += all;
+      }
+    }
+  }
+  r.loss = r.tokens ? lossSum / r.tokens : 0.0;
+  r.perplexity = std::exp(r.loss);
+  if (task_->hasAnswers() && answers) {
+    r.accuracy = double(correct) / answers;
+    r.exact_match = sequences ? double(exact) / sequences : 0.0;
+  }
+  return r;
+}
+
+Trace Trainer::trace(const std::vector<int>& tokens) const {
+  useThreads(config_.train.threads);
+  Trace trace;
+  if (tokens.empty()) return trace;
+  const int T = std::min<int>(tokens.size(), config_.model.context);
+  auto ws = makeWorkspace();
+  std::vector<int> targets(T, -1);
+  model_->forward(*ws, tokens.data(), targets.data(), 1, T, &trace);
+  for (int t = 0; t < T; ++t) trace.labels.push_back(task_->vocabulary().token(tokens[t]));
+  return trace;
+}
+
+std::vector<int> Trainer::probeTokens() const {
+  Rng rng(config_.train.seed ^ kProbeStream);
+  return task_->probe(seqLen_, rng);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,87 @@
+#pragma once
+// Owns one experiment: task, model, optimiser, history. Not thread-safe: one thread drives it
+// (the UI's worker, or the CLI). Internally uses config.train.threads threads.
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "data/task.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "model/trace.h"
+#include "train/optimizer.h"
+
+namespace attnlab {
+
+// Training produced NaN/Inf. `what()` names the step and the first tensor that went bad.
+struct DivergenceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The configuration cannot be built; `what()` says why in one line.
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TrainPoint {
+  int step = 0;  // 1-based count of optimiser steps taken
+  double loss = 0;
+  double val_loss = std::numeric_limits<double>::quiet_NaN();  // NaN where not evaluated
+  double accuracy = std::numeric_limits<double>::quiet_NaN();  // validation, NaN if the task has none
+  double lr = 0;
+  double grad_norm = 0;                // before clipping
+  std::vector<double> layer_grad_norm;  // per block
+  std::vector<double> layer_entropy;    // mean attention entropy per layer on this batch
+  double tokens_per_second = 0;
+  double seconds = 0;  // wall time of this step
+};
+
+struct EvalResult {
+  double loss = 0;
+  double perplexity = 0;
+  double accuracy = std::numeric_limits<double>::quiet_NaN();     // per answer token
+  double exact_match = std::numeric_limits<double>::quiet_NaN();  // whole answer correct per sequence
+  long tokens = 0;
+};
+
+class Trainer {
+ public:
+  // Throws ConfigError with a clear message when the configuration is invalid.
+  explicit Trainer(const ExperimentConfig& config);
+  // Builds around an existing model (checkpoint load); history continues from `history`.
+  Trainer(const ExperimentConfig& config, std::unique_ptr<Model> model, std::vector<TrainPoint> history);
+  ~Trainer();
+
+  const ExperimentConfig& config() const { return config_; }
+  Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
+  const Task& task() const { return *task_; }
+  int stepsDone() const { return step_; }
+  bool finished() const { return step_ >= config_.train.steps; }
+
+  // One optimiser step on a fresh batch. Throws DivergenceError (and leaves weights as they were
+  // before the step) when the loss or a gradient is not finite.
+  TrainPoint trainStep();
+  EvalResult evaluate(int batches = 0);  // 0: config.train.eval_batches
+  Trace trace(const std::vector<int>& tokens) const;
+  std::vector<int> probeTokens() const;  // a fixed example from the task (same every call)
+  const std::vector<TrainPoint>& history() const { return history_; }
+  double learningRate(int step) const;  // warmup + cosine
+
+ private:
+  void build();
+
+  ExperimentConfig config_;
+  std::unique_ptr<Task> task_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<Workspace> workspace_;
+  int seqLen_ = 0;
+  Rng dataRng_;
+  int step_ = 0;
+  std::vector<TrainPoint> history_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,75 @@
+#pragma once
+// Finite-difference gradient check of every parameter tensor of a Model, shared by the tests.
+#include <QtTest>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "model/model.h"
+#include "model/workspace.h"
+
+namespace attnlab::testing {
+
+struct GradCheckCase {
+  std::vector<int> tokens, targets;
+  int B = 2, T = 0;
+};
+
+inline GradCheckCase randomCase(const ModelConfig& c, int B, int T, uint64_t seed) {
+  Rng rng(seed);
+  GradCheckCase k;
+  k.B = B;
+  k.T = T;
+  for (int i = 0; i < B * T; ++i) {
+    k.tokens.push_back(rng.uniformInt(0, c.vocab - 1));
+    k.targets.push_back(i % 5 == 3 ? -1 : rng.uniformInt(0, c.vocab - 1));  // some positions unscored
+  }
+  return k;
+}
+
+// Perturbs every parameter to random values of a healthy scale so no gradient is trivially zero.
+inline void randomiseParams(Model& model, uint64_t seed, float stddev = 0.4f) {
+  Rng rng(seed);
+  for (auto& p : model.params().all())
+    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] += rng.normal(0.f, stddev);
+}
+
+// Compares the analytic gradient of each tensor with central differences over (at most
+// `maxPerTensor`) entries. Fails the QtTest with the tensor's name and its relative error.
+inline void checkGradients(Model& model, const GradCheckCase& k, const std::string& label, double tolerance = 1e-2,
+                           int maxPerTensor = 40) {
+  auto ws = makeWorkspace();
+  model.params().zeroGrad();
+  model.forward(*ws, k.tokens.data(), k.targets.data(), k.B, k.T);
+  model.backward(*ws);
+  const float eps = 3e-3f;  // small enough that truncation error stays below float32 noise
+  for (auto& p : model.params().all()) {
+    double diff = 0, norm = 0;
+    const Eigen::Index n = p->value.size();
+    const Eigen::Index stride = std::max<Eigen::Index>(1, n / maxPerTensor);
+    for (Eigen::Index i = 0; i < n; i += stride) {
+      float& w = p->value.data()[i];
+      const float saved = w;
+      w = saved + eps;
+      const double up = model.forward(*ws, k.tokens.data(), k.targets.data(), k.B, k.T);
+      w = saved - eps;
+      const double down = model.forward(*ws, k.tokens.data(), k.targets.data(), k.B, k.T);
+      w = saved;
+      const double numeric = (up - down) / (2 * eps);
+      const double analytic = p->grad.data()[i];
+      diff += (numeric - analytic) * (numeric - analytic);
+      norm += numeric * numeric + analytic * analytic;
+    }
+    const double rel = norm > 0 ? std::sqrt(diff / norm) : 0.0;
+    if (!(rel < tolerance))
+      QFAIL(qPrintable(QString::fromStdString(label + ": gradient of " + p->name + " differs from finite differences, relative error ") +
+                       QString::number(rel)));
+    // A tensor whose gradient is identically zero would pass vacuously: require signal.
+    if (!(norm > 1e-12))
+      QFAIL(qPrintable(QString::fromStdString(label + ": gradient of " + p->name + " is zero everywhere checked")));
+  }
+}
+
+}  // namespace attnlab::testing

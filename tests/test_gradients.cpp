@@ -1,0 +1,71 @@
+// Finite-difference checks of every parameter tensor for softmax attention with each
+// positional encoding, and for the block options (attention-only, untied head, grouped KV).
+#include <QtTest>
+
+#include "grad_check.h"
+#include "model/model.h"
+
+using namespace attnlab;
+
+class TestGradients : public QObject {
+  Q_OBJECT
+
+  static ModelConfig small() {
+    ModelConfig c;
+    c.vocab = 7;
+    c.d_model = 8;
+    c.n_layers = 2;
+    c.n_heads = 2;
+    c.d_ff = 12;
+    c.context = 8;
+    c.attention = {"softmax"};
+    return c;
+  }
+  static void run(const ModelConfig& c, const std::string& label) {
+    Model model(c, 7);
+    testing::randomiseParams(model, 11);
+    testing::checkGradients(model, testing::randomCase(c, 2, 6, 3), label);
+  }
+
+ private slots:
+  void softmaxWithEachPositionalEncoding_data() {
+    QTest::addColumn<QString>("positional");
+    for (const char* name : {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log"}) QTest::newRow(name) << name;
+  }
+  void softmaxWithEachPositionalEncoding() {
+    QFETCH(QString, positional);
+    ModelConfig c = small();
+    c.positional = positional.toStdString();
+    run(c, "softmax+" + c.positional);
+  }
+  void partialRope() {
+    ModelConfig c = small();
+    c.d_model = 16;  // d_head 8: 4 pairs, half of them rotate
+    c.positional = "rope";
+    c.positional_settings["rotary_fraction"] = 0.5;
+    c.positional_settings["theta"] = 100;
+    run(c, "softmax+rope(fraction 0.5)");
+  }
+  void temperature() {
+    ModelConfig c = small();
+    c.attention_settings["temperature"] = 2.5;
+    run(c, "softmax(beta 2.5)");
+  }
+  void attentionOnlyUntied() {
+    ModelConfig c = small();
+    c.attention_only = true;
+    c.tied_embeddings = false;
+    c.positional = "rope";
+    run(c, "attention-only untied");
+  }
+  void groupedKeyValueHeads() {
+    ModelConfig c = small();
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    c.positional = "alibi";
+    run(c, "softmax GQA-2");
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGradients)
+#include "test_gradients.moc"
