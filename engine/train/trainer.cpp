@@ -19,10 +19,10 @@ void useThreads(int threads) {
   Eigen::setNbThreads(threads);
 }
 
-// Returns the name of the first parameter whose gradient is not finite, or "".
-std::string firstNonFiniteGrad(const ParamStore& params) {
+// Returns the name of the first parameter whose gradient (or value) is not finite, or "".
+std::string firstNonFinite(const ParamStore& params, bool gradients) {
   for (const auto& p : params.all())
-    if (!p->grad.allFinite()) return p->name;
+    if (!(gradients ? p->grad : p->value).allFinite()) return p->name;
   return {};
 }
 }  // namespace
@@ -59,7 +59,7 @@ void Trainer::build() {
                       std::to_string(vocab) + " tokens");
   const int context = config_.task.seq_len > 0 ? std::min(config_.task.seq_len, config_.model.context) : config_.model.context;
   seqLen_ = task_->sequenceLength(context);
-  if (seqLen_ < 2 || seqLen_ > config_.model.context)
+  if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
     throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " + std::to_string(context));
   workspace_ = makeWorkspace();
   dataRng_ = Rng(config_.train.seed ^ kDataStream);
@@ -81,13 +81,17 @@ TrainPoint Trainer::trainStep() {
   params.zeroGrad();
   const double loss = model_->forward(*workspace_, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
   const int stepNumber = step_ + 1;
-  if (!std::isfinite(loss))
+  if (!std::isfinite(loss)) {
+    const std::string bad = firstNonFinite(params, false);
     throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the loss is " +
-                          (std::isnan(loss) ? "NaN" : "infinite") + " (weights kept from step " + std::to_string(step_) + ")");
+                          (std::isnan(loss) ? "NaN" : "infinite") +
+                          (bad.empty() ? " (the first non-finite tensor is the logits)" : " (the first non-finite tensor is " + bad + ")") +
+                          "; weights kept from step " + std::to_string(step_));
+  }
   model_->backward(*workspace_);
-  if (std::string bad = firstNonFiniteGrad(params); !bad.empty())
+  if (std::string bad = firstNonFinite(params, true); !bad.empty())
     throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + bad +
-                          " is not finite (weights kept from step " + std::to_string(step_) + ")");
+                          " is not finite; weights kept from step " + std::to_string(step_));
 
   TrainPoint point;
   point.step = stepNumber;

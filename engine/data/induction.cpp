@@ -1,0 +1,63 @@
+// induction: a random sequence followed by its repeat, "d a c b d a c b". From the repeat's second
+// token on, each token is predictable by finding the previous token's earlier occurrence and
+// copying its successor (what an induction head does); those tokens are the answers. The repeat's
+// first token is not an answer: nothing but its position announces it.
+// The random half deals symbols like cards from freshly shuffled decks, so within the first
+// `symbols` tokens none recurs and the successor to look up is unambiguous.
+// A sequence of T tokens holds halves of n = (T + 1) / 2; an even T starts with one '_' pad.
+#include <algorithm>
+
+#include "data/task_support.h"
+
+namespace attnlab {
+namespace {
+
+const SettingSpec kLength{"length", 32, 2, 4096, true, "tokens in the random half (natural length: 2 x length - 1)"};
+const SettingSpec kSymbols{"symbols", 32, 2, 52, true, "distinct symbols"};
+
+class InductionTask : public GeneratedTask {
+ public:
+  InductionTask() : GeneratedTask("induction") {}
+
+  std::vector<SettingSpec> settingSpecs() const override { return {kLength, kSymbols}; }
+  int sequenceLength(int context) const override { return std::min(context, 2 * length_ - 1); }
+  int minSequenceLength() const override { return 3; }
+  bool hasAnswers() const override { return true; }
+
+ private:
+  std::string setUp(const Settings& settings) override {
+    length_ = static_cast<int>(settingOr(settings, kLength));
+    symbols_ = static_cast<int>(settingOr(settings, kSymbols));
+    std::vector<std::string> tokens = letterSymbols(symbols_);
+    pad_ = symbols_;
+    tokens.push_back("_");
+    vocabulary_ = Vocabulary(std::move(tokens), Vocabulary::Level::Word);
+    return {};
+  }
+
+  void write(SequenceWriter& out, Split, Rng& rng) const override {
+    const int half = out.remaining() / 2;
+    out.repeat(pad_, out.remaining() - 2 * half);
+    std::vector<int> deck(symbols_);
+    for (int s = 0; s < symbols_; ++s) deck[s] = s;
+    std::vector<int> first(half);
+    for (int i = 0; i < half; ++i) {
+      const int slot = i % symbols_;  // partial Fisher-Yates: each deck position draws from the unused rest
+      std::swap(deck[slot], deck[rng.uniformInt(slot, symbols_ - 1)]);
+      first[i] = deck[slot];
+      out.put(first[i]);
+    }
+    for (int i = 0; i < half; ++i) out.put(first[i], i > 0);
+  }
+
+  int length_ = 0;
+  int symbols_ = 0;
+  int pad_ = 0;
+};
+
+ATTNLAB_REGISTER(TaskRegistry, "induction",
+                 "x1 .. xn x1 .. xn: a random sequence repeats; answers are the repeat after its first token",
+                 [] { return std::make_unique<InductionTask>(); });
+
+}  // namespace
+}  // namespace attnlab

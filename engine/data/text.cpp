@@ -1,0 +1,107 @@
+// text: a character-level model of the user's UTF-8 file (TaskConfig::text_path). The file's
+// first 90% of characters trains and the last 10% validates; sequences are random windows of
+// one part. The vocabulary is every character of the file, in code point order.
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <stdexcept>
+
+#include "data/task_support.h"
+#include "data/utf8.h"
+
+namespace attnlab {
+namespace {
+
+constexpr long kMinCharacters = 100;            // so that the held-out 10% holds a few sequences' worth
+constexpr uintmax_t kMaxBytes = 64ull << 20;  // ids take 4 bytes per character in memory
+
+class TextTask : public Task {
+ public:
+  std::string configure(const TaskConfig& config) override {
+    std::string error = checkTaskSettings(config.settings, {}, "text");
+    if (!error.empty()) return error;
+    std::string bytes;
+    error = readFile(config.text_path, bytes);
+    if (!error.empty()) return error;
+    const std::string quoted = "'" + config.text_path + "'";
+    if (bytes.rfind("\xEF\xBB\xBF", 0) == 0) bytes.erase(0, 3);  // a byte order mark is not text
+    if (bytes.empty()) return "task text: " + quoted + " is empty";
+    const size_t invalid = firstInvalidUtf8(bytes);
+    if (invalid != std::string::npos)
+      return "task text: " + quoted + " is not UTF-8 text (invalid byte at offset " + std::to_string(invalid) + ")";
+
+    std::set<std::string> characters;
+    long count = 0;
+    for (size_t pos = 0; pos < bytes.size(); ++count) {
+      const int length = utf8CodePointLength(bytes, pos);
+      characters.insert(bytes.substr(pos, length));
+      pos += length;
+    }
+    if (count < kMinCharacters)
+      return "task text: " + quoted + " is too short (" + std::to_string(count) + " characters); it needs at least " +
+             std::to_string(kMinCharacters) + " so that its last 10% can validate";
+    vocabulary_ =
+        Vocabulary(std::vector<std::string>(characters.begin(), characters.end()), Vocabulary::Level::Character);
+    std::vector<int> ids;
+    if (!vocabulary_.encode(bytes, ids, error)) return "task text: " + error;
+    const auto trainCount = static_cast<long>(ids.size()) * 9 / 10;
+    train_.assign(ids.begin(), ids.begin() + trainCount);
+    validation_.assign(ids.begin() + trainCount, ids.end());
+    path_ = config.text_path;
+    return {};
+  }
+
+  const Vocabulary& vocabulary() const override { return vocabulary_; }
+  // The held-out part is the shorter one: a sequence must fit it, plus its last target.
+  int sequenceLength(int context) const override { return std::min(context, static_cast<int>(validation_.size()) - 1); }
+  bool hasAnswers() const override { return false; }
+
+  Batch sample(int batch, int seqLen, Split split, Rng& rng) const override {
+    checkBatchShape("text", batch, seqLen, minSequenceLength());
+    const std::vector<int>& part = split == Split::Train ? train_ : validation_;
+    const long windows = static_cast<long>(part.size()) - seqLen;
+    if (windows < 1)
+      throw std::invalid_argument("task text: sequences of " + std::to_string(seqLen) + " characters do not fit the " +
+                                  (split == Split::Train ? "training" : "validation") + " part of '" + path_ + "' (" +
+                                  std::to_string(part.size()) + " characters); use a shorter context or a longer file");
+    Batch out = emptyBatch(batch, seqLen);
+    for (int row = 0; row < batch; ++row) {
+      const long start = std::uniform_int_distribution<long>(0, windows - 1)(rng.engine());
+      std::copy_n(part.begin() + start, seqLen, out.inputs.begin() + static_cast<long>(row) * seqLen);
+      std::copy_n(part.begin() + start + 1, seqLen, out.targets.begin() + static_cast<long>(row) * seqLen);
+    }
+    return out;
+  }
+
+ private:
+  static std::string readFile(const std::string& path, std::string& bytes) {
+    if (path.empty()) return "task text: no file given; set task.text_path to a UTF-8 text file";
+    const std::string quoted = "'" + path + "'";
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) return "task text: cannot open " + quoted + ": no such file";
+    if (std::filesystem::is_directory(status)) return "task text: " + quoted + " is a folder, not a file";
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxBytes)
+      return "task text: " + quoted + " is " + std::to_string(size >> 20) + " MiB; the limit is " +
+             std::to_string(kMaxBytes >> 20) + " MiB";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "task text: cannot read " + quoted + " (permission denied?)";
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) return "task text: reading " + quoted + " failed";
+    return {};
+  }
+
+  Vocabulary vocabulary_;
+  std::vector<int> train_, validation_;
+  std::string path_;
+};
+
+ATTNLAB_REGISTER(TaskRegistry, "text", "characters of a UTF-8 file: the first 90% trains, the last 10% validates",
+                 [] { return std::make_unique<TextTask>(); });
+
+}  // namespace
+}  // namespace attnlab

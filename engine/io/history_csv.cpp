@@ -1,0 +1,156 @@
+// Training history as CSV: one row per TrainPoint, per-layer vectors as extra columns
+// (grad_norm_L0.., entropy_L0..). NaN is an empty cell; numbers use the shortest text that
+// reads back to the same double.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string_view>
+
+#include "io/checkpoint.h"
+#include "io/files.h"
+
+namespace attnlab {
+
+namespace {
+
+constexpr const char* kFixedColumns[] = {"step", "loss", "val_loss", "accuracy", "lr", "grad_norm", "tokens_per_second", "seconds"};
+constexpr size_t kFixedCount = std::size(kFixedColumns);
+
+void appendNumber(std::string& out, double v) {
+  if (std::isnan(v)) return;
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+std::vector<std::string_view> splitCells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  while (true) {
+    const size_t comma = line.find(',');
+    cells.push_back(line.substr(0, comma));
+    if (comma == std::string_view::npos) return cells;
+    line.remove_prefix(comma + 1);
+  }
+}
+
+// Reads the per-layer column groups from the header; returns "" or the complaint.
+std::string parseHeader(const std::vector<std::string_view>& cells, size_t& gradLayers, size_t& entropyLayers) {
+  for (size_t i = 0; i < kFixedCount; ++i)
+    if (i >= cells.size() || cells[i] != kFixedColumns[i])
+      return std::string("column ") + std::to_string(i + 1) + " should be \"" + kFixedColumns[i] + "\"";
+  size_t i = kFixedCount;
+  gradLayers = entropyLayers = 0;
+  while (i < cells.size() && cells[i] == "grad_norm_L" + std::to_string(gradLayers)) ++i, ++gradLayers;
+  while (i < cells.size() && cells[i] == "entropy_L" + std::to_string(entropyLayers)) ++i, ++entropyLayers;
+  if (i < cells.size())
+    return "unexpected column \"" + std::string(cells[i]) + "\" (expected grad_norm_L" + std::to_string(gradLayers) +
+           " or entropy_L" + std::to_string(entropyLayers) + ")";
+  return {};
+}
+
+bool parseCell(std::string_view cell, double& out) {
+  if (cell.empty()) {
+    out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), out);
+  return ec == std::errc() && end == cell.data() + cell.size();
+}
+
+// A row whose cells of one group are all empty had no per-layer values at that step.
+void dropIfAllNaN(std::vector<double>& values) {
+  if (std::all_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) values.clear();
+}
+
+}  // namespace
+
+std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoint>& history) {
+  size_t gradLayers = 0, entropyLayers = 0;
+  for (const TrainPoint& p : history) {
+    gradLayers = std::max(gradLayers, p.layer_grad_norm.size());
+    entropyLayers = std::max(entropyLayers, p.layer_entropy.size());
+  }
+  std::string text;
+  for (size_t i = 0; i < kFixedCount; ++i) text += (i ? "," : "") + std::string(kFixedColumns[i]);
+  for (size_t l = 0; l < gradLayers; ++l) text += ",grad_norm_L" + std::to_string(l);
+  for (size_t l = 0; l < entropyLayers; ++l) text += ",entropy_L" + std::to_string(l);
+  text += '\n';
+
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const TrainPoint& p : history) {
+    text += std::to_string(p.step);
+    for (double v : {p.loss, p.val_loss, p.accuracy, p.lr, p.grad_norm, p.tokens_per_second, p.seconds}) {
+      text += ',';
+      appendNumber(text, v);
+    }
+    for (size_t l = 0; l < gradLayers; ++l) {
+      text += ',';
+      appendNumber(text, l < p.layer_grad_norm.size() ? p.layer_grad_norm[l] : nan);
+    }
+    for (size_t l = 0; l < entropyLayers; ++l) {
+      text += ',';
+      appendNumber(text, l < p.layer_entropy.size() ? p.layer_entropy[l] : nan);
+    }
+    text += '\n';
+  }
+  return writeFileAtomic(path, text);
+}
+
+std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& history) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {  // a checkpoint saved before any step has no history
+    history.clear();
+    return {};
+  }
+  std::string text;
+  if (std::string why = readWholeFile(path, text); !why.empty()) return why;
+
+  std::vector<TrainPoint> parsed;
+  size_t gradLayers = 0, entropyLayers = 0;
+  std::vector<std::string> columns;  // from the header row
+  size_t lineNumber = 0;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+    ++lineNumber;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const std::string where = path + ": line " + std::to_string(lineNumber) + ": ";
+
+    const std::vector<std::string_view> cells = splitCells(line);
+    if (columns.empty()) {
+      if (std::string why = parseHeader(cells, gradLayers, entropyLayers); !why.empty()) return where + why;
+      columns.assign(cells.begin(), cells.end());
+      continue;
+    }
+    if (cells.size() != columns.size())
+      return where + "expected " + std::to_string(columns.size()) + " cells, got " + std::to_string(cells.size());
+
+    TrainPoint p;
+    const auto [end, stepError] = std::from_chars(cells[0].data(), cells[0].data() + cells[0].size(), p.step);
+    if (stepError != std::errc() || end != cells[0].data() + cells[0].size())
+      return where + "step \"" + std::string(cells[0]) + "\" is not a whole number";
+    double* fixed[] = {&p.loss, &p.val_loss, &p.accuracy, &p.lr, &p.grad_norm, &p.tokens_per_second, &p.seconds};
+    p.layer_grad_norm.resize(gradLayers);
+    p.layer_entropy.resize(entropyLayers);
+    for (size_t c = 1; c < cells.size(); ++c) {
+      double* target = c < kFixedCount               ? fixed[c - 1]
+                       : c < kFixedCount + gradLayers ? &p.layer_grad_norm[c - kFixedCount]
+                                                      : &p.layer_entropy[c - kFixedCount - gradLayers];
+      if (!parseCell(cells[c], *target))
+        return where + columns[c] + " \"" + std::string(cells[c]) + "\" is not a number";
+    }
+    dropIfAllNaN(p.layer_grad_norm);
+    dropIfAllNaN(p.layer_entropy);
+    parsed.push_back(std::move(p));
+  }
+  if (columns.empty()) return path + ": line 1: missing the header row";
+  history = std::move(parsed);
+  return {};
+}
+
+}  // namespace attnlab
