@@ -1,0 +1,65 @@
+#include "launch_options.h"
+
+#include <QCommandLineParser>
+
+#include "io/config_json.h"
+
+namespace attnlab {
+
+namespace {
+
+bool parsePositive(const QString& text, int& out) {
+  bool ok = false;
+  out = text.toInt(&ok);
+  return ok && out > 0;
+}
+
+}  // namespace
+
+QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Attention Lab: train small Transformers and watch their attention."));
+  const QCommandLineOption help = parser.addHelpOption();
+  const QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Experiment preset to open (default: default)."),
+                                  QStringLiteral("NAME"), QStringLiteral("default"));
+  const QCommandLineOption steps(QStringLiteral("steps"), QStringLiteral("Number of training steps."), QStringLiteral("N"));
+  const QCommandLineOption set(QStringLiteral("set"),
+                               QStringLiteral("Override one setting, e.g. model.d_model=64 (repeatable)."),
+                               QStringLiteral("KEY=VALUE"));
+  const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                      QStringLiteral("Save a picture of the window to FILE (needs --quit-after-steps)."),
+                                      QStringLiteral("FILE"));
+  const QCommandLineOption quitAfter(QStringLiteral("quit-after-steps"),
+                                     QStringLiteral("Train N steps, save the --screenshot, and exit."), QStringLiteral("N"));
+  parser.addOptions({preset, steps, set, screenshot, quitAfter});
+
+  if (!parser.parse(arguments)) return parser.errorText();
+  if (parser.isSet(help)) {
+    out.showHelp = true;
+    out.helpText = parser.helpText();
+    return {};
+  }
+  if (!parser.positionalArguments().isEmpty())
+    return QStringLiteral("unexpected argument '%1' (see --help)").arg(parser.positionalArguments().first());
+
+  out.presetName = parser.value(preset);
+  std::string error = loadPreset(out.presetName.toStdString(), out.config);
+  if (!error.empty()) return QString::fromStdString(error);
+  for (const QString& assignment : parser.values(set)) {
+    error = applyOverride(out.config, assignment.toStdString());
+    if (!error.empty()) return QString::fromStdString(error);
+  }
+  if (parser.isSet(steps) && !parsePositive(parser.value(steps), out.config.train.steps))
+    return QStringLiteral("--steps needs a positive whole number, got '%1'").arg(parser.value(steps));
+
+  if (parser.isSet(screenshot) != parser.isSet(quitAfter))
+    return QStringLiteral("--screenshot FILE and --quit-after-steps N go together");
+  if (parser.isSet(quitAfter) && !parsePositive(parser.value(quitAfter), out.quitAfterSteps))
+    return QStringLiteral("--quit-after-steps needs a positive whole number, got '%1'").arg(parser.value(quitAfter));
+  out.screenshotFile = parser.value(screenshot);
+
+  error = validate(out.config);
+  return QString::fromStdString(error);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,24 @@
+#pragma once
+// The desktop app's command line: which experiment to open, and the screenshot hook used by the
+// smoke test and for README pictures.
+#include <QString>
+#include <QStringList>
+
+#include "model/config.h"
+
+namespace attnlab {
+
+struct LaunchOptions {
+  ExperimentConfig config;  // the preset with --set and --steps applied
+  QString presetName = QStringLiteral("default");
+  QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
+  int quitAfterSteps = 0;
+  bool showHelp = false;
+  QString helpText;
+};
+
+// `arguments` as QCoreApplication::arguments() gives them (program first, Qt's own options removed).
+// Returns "" and fills `out`, or a one-line reason.
+QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out);
+
+}  // namespace attnlab

@@ -1,0 +1,44 @@
+// build/bin/attnlab: the Attention Lab desktop app. See --help.
+#include <QApplication>
+#include <QSurfaceFormat>
+#include <cstdio>
+
+#include "launch_options.h"
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+  // OpenGL 3.2 core with a depth buffer, set before QApplication exists: what the VTK views
+  // (QOpenGLWidget + vtkGenericOpenGLRenderWindow, see PLATFORM.md) need.
+  QSurfaceFormat format;
+  format.setVersion(3, 2);
+  format.setProfile(QSurfaceFormat::CoreProfile);
+  format.setDepthBufferSize(24);
+  QSurfaceFormat::setDefaultFormat(format);
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("Attention Lab"));
+  QApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
+
+  attnlab::LaunchOptions options;
+  const QString error = attnlab::parseLaunchOptions(QApplication::arguments(), options);
+  if (!error.isEmpty()) {
+    std::fprintf(stderr, "attnlab: %s\n", qPrintable(error));
+    return 2;
+  }
+  if (options.showHelp) {
+    std::printf("%s\n", qPrintable(options.helpText.trimmed()));
+    return 0;
+  }
+
+  attnlab::MainWindow window(options.config, options.presetName);
+  window.show();
+  if (!options.screenshotFile.isEmpty()) {
+    QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {
+      std::fprintf(saved ? stdout : stderr, "attnlab: %s\n", qPrintable(message));
+      QCoreApplication::exit(saved ? 0 : 1);
+    });
+    window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile);
+    window.startTraining();
+  }
+  return app.exec();
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures (Release) and builds everything into build/ at the repository root.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build"
+
+configure=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release)
+# Ninja only for a fresh build folder: an existing one keeps the generator it was made with.
+if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then
+  configure+=(-G Ninja)
+fi
+"${configure[@]}"
+cmake --build "$build" -j"$(nproc)"

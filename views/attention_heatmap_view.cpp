@@ -1,0 +1,197 @@
+#include "attention_heatmap_view.h"
+
+#include <QHelpEvent>
+#include <QImage>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "attention_map_model.h"
+#include "colormap.h"
+
+namespace attnlab {
+
+namespace {
+
+constexpr int kMargin = 6;
+constexpr int kGap = 4;           // between labels and grid
+constexpr int kLegendGap = 12;    // between grid and colour bar
+constexpr int kBarWidth = 14;
+constexpr int kTick = 4;  // legend tick length
+constexpr int kMaxLabelChars = 8;  // longer token labels are elided
+
+const QColor kMaskedFill(226, 226, 226);
+const QColor kMaskedHatch(160, 160, 160);
+
+void fillMasked(QPainter& painter, const QRect& rect) {
+  painter.fillRect(rect, kMaskedFill);
+  painter.fillRect(rect, QBrush(kMaskedHatch, Qt::BDiagPattern));
+}
+
+QString formatWeight(double w) { return QString::number(w, 'g', 3); }
+
+}  // namespace
+
+AttentionHeatmapView::AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent)
+    : QWidget(parent), model_(model) {
+  connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+QSize AttentionHeatmapView::sizeHint() const { return {560, 520}; }
+QSize AttentionHeatmapView::minimumSizeHint() const { return {240, 220}; }
+
+QFont AttentionHeatmapView::labelFont() const {
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 0.85);
+  return f;
+}
+
+AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
+  Geometry g;
+  const int n = model_->size();
+  if (n == 0) return g;
+  const QFontMetrics fm(labelFont());
+
+  const int maxLabel = fm.horizontalAdvance(QLatin1Char('M')) * kMaxLabelChars;
+  for (int i = 0; i < n; ++i) g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(model_->tokenLabel(i)));
+  g.labelWidth = std::min(g.labelWidth, maxLabel);
+  // The top band also holds the "masked" swatch above the legend: two text lines at least.
+  const int top = kMargin + std::max(g.labelWidth, 2 * fm.height()) + kGap;
+  const int left = kMargin + g.labelWidth + kGap;
+  const int legendWidth = kLegendGap + std::max(kBarWidth + kTick + kGap + fm.horizontalAdvance(QStringLiteral("0.000")),
+                                                kBarWidth + kGap + fm.horizontalAdvance(tr("masked")));
+
+  const int side = std::min(width() - left - legendWidth - kMargin, height() - top - kMargin);
+  g.cell = std::max(1, side / n);
+  // Whole cells leave some width over: centre labels, grid and legend as one block.
+  const int spare = std::max(0, width() - left - legendWidth - kMargin - g.cell * n);
+  g.labelLeft = kMargin + spare / 2;
+  g.grid = QRect(left + spare / 2, top, g.cell * n, g.cell * n);
+  g.labelEvery = std::max(1, static_cast<int>(std::ceil(double(fm.height()) / g.cell)));
+  g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 3 * fm.height()));
+  g.maskedSwatch = QRect(g.legendBar.left(), top - kGap - fm.height(), kBarWidth, fm.height() - 2);
+  return g;
+}
+
+QRect AttentionHeatmapView::cellRect(int query, int key) const {
+  const Geometry g = geometry();
+  if (g.cell == 0) return {};
+  return QRect(g.grid.left() + key * g.cell, g.grid.top() + query * g.cell, g.cell, g.cell);
+}
+
+void AttentionHeatmapView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), palette().base());
+  if (!model_->hasMap()) {
+    painter.setPen(palette().color(QPalette::PlaceholderText));
+    painter.drawText(rect(), Qt::AlignCenter, tr("No attention map yet: press Start to train."));
+    return;
+  }
+  const Geometry g = geometry();
+  paintCells(painter, g);
+  paintLabels(painter, g);
+  paintLegend(painter, g);
+}
+
+void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) const {
+  // One pixel per cell, scaled up without smoothing: cells stay exact colours and a long probe
+  // paints as fast as a short one. Masked runs of a row are then hatched as one rectangle each.
+  const int n = model_->size();
+  const double scale = model_->maxWeight() > 0 ? 1.0 / model_->maxWeight() : 0.0;
+  QImage cells(n, n, QImage::Format_RGB32);
+  for (int q = 0; q < n; ++q) {
+    auto* row = reinterpret_cast<QRgb*>(cells.scanLine(q));
+    for (int k = 0; k < n; ++k) row[k] = rampColor(model_->weight(q, k) * scale).rgb();
+  }
+  painter.drawImage(g.grid, cells);
+  for (int q = 0; q < n; ++q) {
+    for (int k = 0; k < n;) {
+      if (!model_->isMasked(q, k)) {
+        ++k;
+        continue;
+      }
+      const int first = k;
+      while (k < n && model_->isMasked(q, k)) ++k;
+      fillMasked(painter, QRect(g.grid.left() + first * g.cell, g.grid.top() + q * g.cell, (k - first) * g.cell, g.cell));
+    }
+  }
+  painter.setPen(palette().color(QPalette::Mid));
+  painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
+}
+
+void AttentionHeatmapView::paintLabels(QPainter& painter, const Geometry& g) const {
+  const QFont font = labelFont();
+  const QFontMetrics fm(font);
+  painter.setFont(font);
+  painter.setPen(palette().color(QPalette::Text));
+  const int n = model_->size();
+  for (int i = 0; i < n; i += g.labelEvery) {
+    const QString label = fm.elidedText(model_->tokenLabel(i), Qt::ElideRight, g.labelWidth);
+    const int centre = g.grid.top() + i * g.cell + g.cell / 2;
+    // Query labels, right-aligned against the rows.
+    painter.drawText(QRect(g.labelLeft, centre - fm.height() / 2, g.labelWidth, fm.height()),
+                     Qt::AlignRight | Qt::AlignVCenter, label);
+    // Key labels, rotated to read upwards from the top of each column.
+    painter.save();
+    painter.translate(g.grid.left() + i * g.cell + g.cell / 2, g.grid.top() - kGap);
+    painter.rotate(-90);
+    painter.drawText(QRect(0, -fm.height() / 2, g.labelWidth, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, label);
+    painter.restore();
+  }
+}
+
+void AttentionHeatmapView::paintLegend(QPainter& painter, const Geometry& g) const {
+  const QRect bar = g.legendBar;
+  for (int y = 0; y < bar.height(); ++y)
+    painter.fillRect(QRect(bar.left(), bar.top() + y, bar.width(), 1), rampColor(1.0 - double(y) / (bar.height() - 1)));
+  painter.setPen(palette().color(QPalette::Mid));
+  painter.drawRect(bar.adjusted(0, 0, -1, -1));
+
+  const QFontMetrics fm(painter.font());
+  painter.setPen(palette().color(QPalette::Text));
+  const double top = model_->maxWeight();
+  for (double fraction : {1.0, 0.5, 0.0}) {
+    const int y = bar.top() + static_cast<int>(std::lround((1.0 - fraction) * (bar.height() - 1)));
+    painter.drawLine(bar.right() + 1, y, bar.right() + kTick, y);
+    const QRect text(bar.right() + kTick + kGap, y - fm.height() / 2, fm.horizontalAdvance(QStringLiteral("0.000")) + kGap,
+                     fm.height());
+    painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, formatWeight(top * fraction));
+  }
+
+  fillMasked(painter, g.maskedSwatch);
+  painter.setPen(palette().color(QPalette::Mid));
+  painter.drawRect(g.maskedSwatch.adjusted(0, 0, -1, -1));
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRect(g.maskedSwatch.right() + kGap, g.maskedSwatch.top() - 2, width(), fm.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter, tr("masked"));
+}
+
+bool AttentionHeatmapView::event(QEvent* event) {
+  if (event->type() != QEvent::ToolTip) return QWidget::event(event);
+  const auto* help = static_cast<QHelpEvent*>(event);
+  const Geometry g = geometry();
+  if (g.cell > 0 && g.grid.contains(help->pos())) {
+    const int query = (help->pos().y() - g.grid.top()) / g.cell;
+    const int key = (help->pos().x() - g.grid.left()) / g.cell;
+    QToolTip::showText(help->globalPos(), tooltipFor(query, key), this, cellRect(query, key));
+  } else {
+    QToolTip::hideText();
+    event->ignore();
+  }
+  return true;
+}
+
+QString AttentionHeatmapView::tooltipFor(int query, int key) const {
+  QString text = tr("query %1 \u201c%2\u201d\nkey %3 \u201c%4\u201d\n")
+                     .arg(query)
+                     .arg(model_->tokenLabel(query))
+                     .arg(key)
+                     .arg(model_->tokenLabel(key));
+  if (model_->isMasked(query, key)) return text + tr("masked: this key is not visible (score \u2212\u221e)");
+  return text + tr("weight %1\nscore %2").arg(model_->weight(query, key), 0, 'g', 4).arg(model_->score(query, key), 0, 'g', 4);
+}
+
+}  // namespace attnlab

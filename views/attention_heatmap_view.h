@@ -1,0 +1,46 @@
+#pragma once
+// One attention map drawn as a grid: row = query position, column = key position, colour =
+// weight on the ramp of colormap.h (scaled to the map's largest weight, shown in the legend).
+// Masked cells (keys the query cannot see, score -inf) are hatched grey, so they never look like
+// a weight of zero. Token labels run down the left and up the top; a tooltip names the cell.
+#include <QWidget>
+
+namespace attnlab {
+
+class AttentionMapModel;
+
+class AttentionHeatmapView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent = nullptr);
+
+  // Where a cell is drawn, in widget coordinates (empty when there is no map). For tests and tooltips.
+  QRect cellRect(int query, int key) const;
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  bool event(QEvent* event) override;
+
+ private:
+  struct Geometry {
+    QRect grid;          // all cells
+    int cell = 0;        // side of one cell, pixels
+    int labelWidth = 0;  // room for token labels, left and top
+    int labelLeft = 0;   // x where the query labels start
+    int labelEvery = 1;  // label every n-th token so labels never overlap
+    QRect legendBar;     // the colour scale
+    QRect maskedSwatch;  // the sample of a masked cell
+  };
+  Geometry geometry() const;
+  QFont labelFont() const;
+  void paintCells(QPainter& painter, const Geometry& g) const;
+  void paintLabels(QPainter& painter, const Geometry& g) const;
+  void paintLegend(QPainter& painter, const Geometry& g) const;
+  QString tooltipFor(int query, int key) const;
+
+  const AttentionMapModel* model_;
+};
+
+}  // namespace attnlab
