@@ -343,6 +343,27 @@ class TestTasks : public QObject {
     }
   }
 
+  void recallWithSeveralQueriesAnswersEach() {
+    auto task = makeOrFail("associative_recall", {{"pairs", 6}, {"symbols", 8}, {"queries", 3}});
+    QCOMPARE(task->sequenceLength(128), 2 * 6 + 3 * 3 - 1);
+    Rng rng(9);
+    const int T = task->sequenceLength(128);
+    const Batch b = task->sample(10, T, Split::Train, rng);
+    for (int row = 0; row < b.B; ++row) {
+      const auto s = words(*task, b, row);
+      std::map<std::string, std::string> pairs;
+      for (int i = 0; i < 12; i += 2) QVERIFY(pairs.emplace(s[i], s[i + 1]).second);
+      std::vector<int> expected;
+      for (int q = 0; q < 3; ++q) {
+        const int at = 12 + 3 * q;  // '?' then the key, then its value
+        QCOMPARE(s[at], std::string("?"));
+        QCOMPARE(s[at + 2], pairs[s[at + 1]]);
+        expected.push_back(at + 1);
+      }
+      QVERIFY(answerPositions(b, row) == expected);
+    }
+  }
+
   void modularAdditionIsCorrectModP() {
     auto task = makeOrFail("modular_addition", {{"modulus", 7}, {"problems", 4}});
     QCOMPARE(task->sequenceLength(128), 22);

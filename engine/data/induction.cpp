@@ -4,6 +4,8 @@
 // first token is not an answer: nothing but its position announces it.
 // The random half deals symbols like cards from freshly shuffled decks, so within the first
 // `symbols` tokens none recurs and the successor to look up is unambiguous.
+// The default draws 16 of 32 symbols: were the half a full deck, "a symbol not yet repeated" would be
+// a shortcut that stalls training on a plateau before induction heads form (measured here).
 // A sequence of T tokens holds halves of n = (T + 1) / 2; an even T starts with one '_' pad.
 #include <algorithm>
 
@@ -12,7 +14,7 @@
 namespace attnlab {
 namespace {
 
-const SettingSpec kLength{"length", 32, 2, 4096, true, "tokens in the random half (natural length: 2 x length - 1)"};
+const SettingSpec kLength{"length", 16, 2, 4096, true, "tokens in the random half (natural length: 2 x length - 1)"};
 const SettingSpec kSymbols{"symbols", 32, 2, 52, true, "distinct symbols"};
 
 class InductionTask : public GeneratedTask {
