@@ -34,6 +34,17 @@ void rotateHeads(std::vector<float>& x, const Mat& angles, int B, int heads, int
       rotatePairs(x.data() + (static_cast<size_t>(b) * heads + h) * T * dHead, T, dHead,
                   angles.data() + static_cast<size_t>(b) * T * pairs, pairs, inverse);
 }
+
+// Sums d(loss)/d(angle) over the heads of a rotated head-major buffer `y` given its gradient `dy`.
+void angleGradient(const std::vector<float>& dy, const std::vector<float>& y, const Mat& angles, int B, int heads, int T,
+                   int dHead, Mat& dAngles) {
+  const int pairs = static_cast<int>(angles.cols());
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < heads; ++h) {
+      const size_t off = (static_cast<size_t>(b) * heads + h) * T * dHead;
+      rotationAngleGrad(dy.data() + off, y.data() + off, T, dHead, pairs, dAngles.data() + static_cast<size_t>(b) * T * pairs);
+    }
+}
 }  // namespace
 
 AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const PositionalEncoding& positional, ParamStore& params)
@@ -112,7 +123,14 @@ void AttentionLayer::backward(const Mat& x, const Mat& dy, const int* pos, int B
   AttentionGrads grads = {dO.data(), dQ.data(), dK.data(), dV.data(), nullptr};
   variant_->backward(in, saved, grads);
 
-  if (a.angles.size()) {  // from q = R(angle) q_pre: dq_pre = R(-angle) dq
+  Mat dAngles;
+  if (a.angles.size()) {
+    if (positional_.rotaryAnglesNeedGradient()) {  // from q = R(angle) q_pre, k = R(angle) k_pre
+      dAngles = Mat::Zero(a.angles.rows(), a.angles.cols());
+      angleGradient(dQ, a.q, a.angles, B, H_, T, dHead_, dAngles);
+      angleGradient(dK, a.k, a.angles, B, Hkv_, T, dHead_, dAngles);
+    }
+    // from q = R(angle) q_pre: dq_pre = R(-angle) dq
     rotateHeads(dQ, a.angles, B, H_, T, dHead_, true);
     rotateHeads(dK, a.angles, B, Hkv_, T, dHead_, true);
   }
@@ -125,6 +143,7 @@ void AttentionLayer::backward(const Mat& x, const Mat& dy, const int* pos, int B
   dx += dxPart;
   ops::linearBackward(dVFlat, x, wv_->value, &dxPart, wv_->grad, nullptr);
   dx += dxPart;
+  if (dAngles.size()) positional_.rotaryAnglesBackward(layer_, x, dAngles, B, T, dx);
 }
 
 void AttentionLayer::capture(const AttentionActs& a, LayerTrace& trace) const {

@@ -36,9 +36,11 @@ class PositionalEncoding {
   virtual int rotaryPairs() const { return 0; }
   // `x` is the layer's normalised input [B*T, d_model] (token-dependent rotations read it).
   virtual void rotaryAngles(int /*layer*/, const Mat& /*x*/, const int* /*pos*/, int /*B*/, int /*T*/, Mat& /*angles*/) const {}
-  // Given d(loss)/d(angles), accumulates parameter gradients and adds to dx (token-dependent rotations only).
-  virtual void rotaryAnglesBackward(int /*layer*/, const Mat& /*x*/, const Mat& /*dAngles*/, int /*B*/, int /*T*/, Mat& /*dx*/,
-                                    ParamStore& /*params*/) const {}
+  // True when the angles depend on parameters or on x (token-dependent rotations): the layer then
+  // computes d(loss)/d(angles) and hands it to rotaryAnglesBackward.
+  virtual bool rotaryAnglesNeedGradient() const { return false; }
+  // Given d(loss)/d(angles) [B*T, pairs], accumulates into the encoding's own parameter gradients and adds to dx.
+  virtual void rotaryAnglesBackward(int /*layer*/, const Mat& /*x*/, const Mat& /*dAngles*/, int /*B*/, int /*T*/, Mat& /*dx*/) const {}
 
   // --- 3. score bias: out[i][j] += b_h(qpos[i], kpos[j]) --------------------------------------
   virtual bool scoreBias() const { return false; }
