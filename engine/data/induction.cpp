@@ -16,12 +16,14 @@ namespace {
 
 const SettingSpec kLength{"length", 16, 2, 4096, true, "tokens in the random half (natural length: 2 x length - 1)"};
 const SettingSpec kSymbols{"symbols", 32, 2, 52, true, "distinct symbols"};
+const SettingSpec kVary{"vary_length", 1, 0, 1, true,
+                        "1: each sequence's half is 1/2 to 1 of the full half (leading '_' pads), so the repeat's offset varies"};
 
 class InductionTask : public GeneratedTask {
  public:
   InductionTask() : GeneratedTask("induction") {}
 
-  std::vector<SettingSpec> settingSpecs() const override { return {kLength, kSymbols}; }
+  std::vector<SettingSpec> settingSpecs() const override { return {kLength, kSymbols, kVary}; }
   int sequenceLength(int context) const override { return std::min(context, 2 * length_ - 1); }
   int minSequenceLength() const override { return 3; }
   bool hasAnswers() const override { return true; }
@@ -30,6 +32,7 @@ class InductionTask : public GeneratedTask {
   std::string setUp(const Settings& settings) override {
     length_ = static_cast<int>(settingOr(settings, kLength));
     symbols_ = static_cast<int>(settingOr(settings, kSymbols));
+    vary_ = settingOr(settings, kVary) != 0;
     std::vector<std::string> tokens = letterSymbols(symbols_);
     pad_ = symbols_;
     tokens.push_back("_");
@@ -38,7 +41,10 @@ class InductionTask : public GeneratedTask {
   }
 
   void write(SequenceWriter& out, Split, Rng& rng) const override {
-    const int half = out.remaining() / 2;
+    // With a fixed half length a head attending a fixed distance back copies the repeat without
+    // looking at content; varying it leaves only the content-based induction circuit.
+    const int fullHalf = out.remaining() / 2;
+    const int half = vary_ ? rng.uniformInt(std::min(fullHalf, std::max(2, fullHalf / 2)), fullHalf) : fullHalf;
     out.repeat(pad_, out.remaining() - 2 * half);
     std::vector<int> deck(symbols_);
     for (int s = 0; s < symbols_; ++s) deck[s] = s;
@@ -54,6 +60,7 @@ class InductionTask : public GeneratedTask {
 
   int length_ = 0;
   int symbols_ = 0;
+  bool vary_ = true;
   int pad_ = 0;
 };
 

@@ -1,24 +1,14 @@
 #include "positional/alibi.h"
-#include "positional/positional.h"
 
 namespace attnlab {
 namespace {
 
 // P6: b_h(i, j) = -m_h log(1 + i - j). Far penalties grow slowly, so low-precision
 // exponentials underflow far less than under linear ALiBi (seed 000).
-class AlibiLog : public PositionalEncoding {
- public:
-  std::string configure(const ModelConfig&, ParamStore&) override { return {}; }
-  bool scoreBias() const override { return true; }
-  void addScoreBias(int head, int heads, const int* qpos, int Tq, const int* kpos, int Tk, float* out) const override {
-    const float slope = static_cast<float>(alibiSlope(head, heads));
-    for (int i = 0; i < Tq; ++i)
-      for (int j = 0; j < Tk; ++j) out[i * Tk + j] -= slope * std::log1p(static_cast<float>(std::max(0, qpos[i] - kpos[j])));
-  }
-};
+float logDistance(float d) { return std::log1p(d); }
 
 ATTNLAB_REGISTER(PositionalRegistry, "alibi_log", "s_ij -= m_h log(1 + i - j), m_h = 2^(-8h/H)",
-                 [] { return std::make_unique<AlibiLog>(); });
+                 [] { return std::make_unique<AlibiBias<logDistance>>(); });
 
 }  // namespace
 }  // namespace attnlab
