@@ -226,8 +226,8 @@ class TestConfig : public QObject {
     QCOMPARE(c.model.n_layers, 2);
     QVERIFY(c.model.attention_only);
     QCOMPARE(c.model.positional, std::string("rope"));
-    QCOMPARE(c.train.batch, 32);
-    QCOMPARE(c.train.steps, 1500);
+    QCOMPARE(c.task.settings.at("length"), 16.0);
+    QCOMPARE(c.task.settings.at("symbols"), 32.0);
 
     QVERIFY(loadPreset("toy_language", c).empty());
     QCOMPARE(c.name, std::string("Toy language"));

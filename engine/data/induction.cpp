@@ -17,7 +17,7 @@ namespace {
 const SettingSpec kLength{"length", 16, 2, 4096, true, "tokens in the random half (natural length: 2 x length - 1)"};
 const SettingSpec kSymbols{"symbols", 32, 2, 52, true, "distinct symbols"};
 const SettingSpec kVary{"vary_length", 1, 0, 1, true,
-                        "1: each sequence's half is 1/2 to 1 of the full half (leading '_' pads), so the repeat's offset varies"};
+                        "1: each sequence's half has 2 to the full number of tokens (leading '_' pads), so the repeat's offset varies"};
 
 class InductionTask : public GeneratedTask {
  public:
@@ -44,7 +44,7 @@ class InductionTask : public GeneratedTask {
     // With a fixed half length a head attending a fixed distance back copies the repeat without
     // looking at content; varying it leaves only the content-based induction circuit.
     const int fullHalf = out.remaining() / 2;
-    const int half = vary_ ? rng.uniformInt(std::min(fullHalf, std::max(2, fullHalf / 2)), fullHalf) : fullHalf;
+    const int half = vary_ ? rng.uniformInt(std::min(fullHalf, 2), fullHalf) : fullHalf;
     out.repeat(pad_, out.remaining() - 2 * half);
     std::vector<int> deck(symbols_);
     for (int s = 0; s < symbols_; ++s) deck[s] = s;
