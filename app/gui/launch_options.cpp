@@ -31,7 +31,11 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                       QStringLiteral("FILE"));
   const QCommandLineOption quitAfter(QStringLiteral("quit-after-steps"),
                                      QStringLiteral("Train N steps, save the --screenshot, and exit."), QStringLiteral("N"));
-  parser.addOptions({preset, steps, set, screenshot, quitAfter});
+  const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Layer whose attention is shown first (1-based)."),
+                                 QStringLiteral("L"));
+  const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Head whose attention is shown first (1-based)."),
+                                QStringLiteral("H"));
+  parser.addOptions({preset, steps, set, screenshot, quitAfter, layer, head});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -57,6 +61,10 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   if (parser.isSet(quitAfter) && !parsePositive(parser.value(quitAfter), out.quitAfterSteps))
     return QStringLiteral("--quit-after-steps needs a positive whole number, got '%1'").arg(parser.value(quitAfter));
   out.screenshotFile = parser.value(screenshot);
+  if (parser.isSet(layer) && (!parsePositive(parser.value(layer), out.layer) || out.layer-- > out.config.model.n_layers))
+    return QStringLiteral("--layer needs a layer from 1 to %1, got '%2'").arg(out.config.model.n_layers).arg(parser.value(layer));
+  if (parser.isSet(head) && (!parsePositive(parser.value(head), out.head) || out.head-- > out.config.model.n_heads))
+    return QStringLiteral("--head needs a head from 1 to %1, got '%2'").arg(out.config.model.n_heads).arg(parser.value(head));
 
   error = validate(out.config);
   return QString::fromStdString(error);

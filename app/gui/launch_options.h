@@ -13,6 +13,7 @@ struct LaunchOptions {
   QString presetName = QStringLiteral("default");
   QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
   int quitAfterSteps = 0;
+  int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)
   bool showHelp = false;
   QString helpText;
 };

@@ -2,7 +2,9 @@
 #include <QApplication>
 #include <QSurfaceFormat>
 #include <cstdio>
+#include <memory>
 
+#include "attention_map_model.h"
 #include "launch_options.h"
 #include "main_window.h"
 
@@ -32,6 +34,15 @@ int main(int argc, char** argv) {
 
   attnlab::MainWindow window(options.config, options.presetName);
   window.show();
+  if (options.layer > 0 || options.head > 0) {  // applied once the first map arrives
+    auto& map = window.attentionMap();
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = QObject::connect(&map, &attnlab::AttentionMapModel::mapChanged, &map, [&map, once, options] {
+      if (!map.hasMap()) return;
+      QObject::disconnect(*once);
+      map.select(options.layer, options.head);
+    });
+  }
   if (!options.screenshotFile.isEmpty()) {
     QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {
       std::fprintf(saved ? stdout : stderr, "attnlab: %s\n", qPrintable(message));

@@ -28,6 +28,7 @@ class MainWindow : public QMainWindow {
   TrainingSession& session() { return *session_; }
   const LossHistoryModel& lossHistory() const { return *history_; }
   const AttentionMapModel& attentionMap() const { return *attention_; }
+  AttentionMapModel& attentionMap() { return *attention_; }
 
   void startTraining();
   // Trains `steps` steps (fewer if the run is shorter) and pauses; once that step's attention map
