@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/precision.h"
 #include "core/random.h"
 #include "core/registry.h"
 #include "core/settings.h"
@@ -37,6 +38,7 @@ struct AttentionInputs {
   // Each variant applies it as its normalisation requires (softmax: + log g_j; sigmoid: * g_j).
   const float* key_gate = nullptr;
   float scale = 1.0f;  // 1 / sqrt(d_head)
+  ScorePrecision precision = ScorePrecision::fp32;  // emulated format of scores and exponentials (attention/precision.h)
 };
 
 struct AttentionOutputs {
@@ -68,6 +70,13 @@ class AttentionVariant {
 
   // False for variants whose output is not a function of q.k scores (rotary encodings then do not apply).
   virtual bool usesDotScores() const { return true; }
+  // True for presence-coupled variants (OAttention): the layer then computes each token's presence
+  // p from its block input (model/gates.h), passes p_j as the key gate (times any retention gate)
+  // and multiplies each output o_i by p_i.
+  virtual bool needsPresence() const { return false; }
+  // False for variants that decode from a constant-size state instead of a growing KV cache
+  // (linear attention); model/kv_bytes.h then counts 0 bytes per token for the layer.
+  virtual bool cachesKeysAndValues() const { return true; }
 };
 
 using AttentionRegistry = Registry<AttentionVariant>;

@@ -54,12 +54,22 @@ void forEachKvGroup(const AttentionShape& s, F&& f) {
   }
 }
 
-// S = scale * Q K^T + bias for j <= i, -inf for j > i (the causal mask).
+// S = scale * Q K^T + bias for j <= i, -inf for j > i (the causal mask). Under an emulated
+// precision the product, the bias and their sum are each rounded to the format (precision.h).
 inline void causalScores(const AttentionInputs& in, const HeadSlices& h, float* scores) {
   auto S = h.map(scores);
   S.noalias() = in.scale * h.q(in.q) * h.k(in.k).transpose();
-  if (const float* bias = h.bias(in.bias)) S += ConstHeadMat(bias, in.shape.T, in.shape.T);
+  const float* bias = h.bias(in.bias);
   const int T = in.shape.T;
+  if (in.precision == ScorePrecision::fp32) {
+    if (bias) S += ConstHeadMat(bias, T, T);
+  } else {
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j <= i; ++j) {
+        const float product = roundTo(in.precision, S(i, j));
+        S(i, j) = bias ? roundTo(in.precision, product + roundTo(in.precision, bias[i * T + j])) : product;
+      }
+  }
   for (int i = 0; i < T; ++i)
     for (int j = i + 1; j < T; ++j) S(i, j) = -std::numeric_limits<float>::infinity();
 }

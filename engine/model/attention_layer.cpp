@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "model/ops.h"
+#include "model/projection_sharing.h"
+#include "model/row_stable.h"
 
 namespace attnlab {
 
@@ -35,6 +37,34 @@ void rotateHeads(std::vector<float>& x, const Mat& angles, int B, int heads, int
                   angles.data() + static_cast<size_t>(b) * T * pairs, pairs, inverse);
 }
 
+// Rotates each head's slice of every token row of a [B*T, heads*d_head] matrix by that token's angles.
+void rotateTokenRows(Mat& flat, const Mat& angles, int heads, int dHead, bool inverse) {
+  const int pairs = static_cast<int>(angles.cols());
+  for (Eigen::Index r = 0; r < flat.rows(); ++r)
+    for (int h = 0; h < heads; ++h) rotatePairs(flat.row(r).data() + h * dHead, 1, dHead, angles.row(r).data(), pairs, inverse);
+}
+
+// Query head h reads KV head h / group: out[b, h] = kv[b, h / group] (queries shared with keys).
+void repeatKvHeads(const std::vector<float>& kv, int B, int T, int Hkv, int group, int dHead, std::vector<float>& out) {
+  const size_t block = static_cast<size_t>(T) * dHead;
+  out.resize(kv.size() * group);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hkv * group; ++h)
+      std::copy_n(kv.data() + (static_cast<size_t>(b) * Hkv + h / group) * block, block,
+                  out.data() + (static_cast<size_t>(b) * Hkv * group + h) * block);
+}
+
+// Backward of repeatKvHeads: dkv[b, g] += the sum of d(out) over the group's heads.
+void addRepeatedHeadGrads(const std::vector<float>& dOut, int B, int T, int Hkv, int group, int dHead, std::vector<float>& dkv) {
+  const size_t block = static_cast<size_t>(T) * dHead;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hkv * group; ++h) {
+      const float* src = dOut.data() + (static_cast<size_t>(b) * Hkv * group + h) * block;
+      float* dst = dkv.data() + (static_cast<size_t>(b) * Hkv + h / group) * block;
+      for (size_t i = 0; i < block; ++i) dst[i] += src[i];
+    }
+}
+
 // Sums d(loss)/d(angle) over the heads of a rotated head-major buffer `y` given its gradient `dy`.
 void angleGradient(const std::vector<float>& dy, const std::vector<float>& y, const Mat& angles, int B, int heads, int T,
                    int dHead, Mat& dAngles) {
@@ -58,39 +88,132 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
   if (!variant_)
     throw std::invalid_argument("unknown attention variant '" + variantName_ + "' (known: " +
                                 AttentionRegistry::instance().names() + ")");
+  if (!parseScorePrecision(config.score_precision, precision_))
+    throw std::invalid_argument("unknown score precision '" + config.score_precision + "' (known: " + scorePrecisionNames() + ")");
+  const auto sharing = projectionSharingOf(config.projection_sharing);
+  if (!sharing)
+    throw std::invalid_argument("unknown projection sharing '" + config.projection_sharing + "' (known: " +
+                                kProjectionSharingNames + ")");
+  const auto outputGate = outputGateKindOf(config.output_gate);
+  if (!outputGate) throw std::invalid_argument("unknown output gate '" + config.output_gate + "' (known: " + kOutputGateNames + ")");
   const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
   const int d = config.d_model;
-  wq_ = &params.add(prefix + "wq.weight", {H_ * dHead_, d});
-  wk_ = &params.add(prefix + "wk.weight", {Hkv_ * dHead_, d});
-  wv_ = &params.add(prefix + "wv.weight", {Hkv_ * dHead_, d});
+  // A9: a tensor per projection that exists, named by the roles it plays (wk, wkv, wqk or wqkv).
+  const std::string keyRoles = std::string(sharing->queryIsKey ? "q" : "") + "k" + (sharing->valueIsKey ? "v" : "");
+  if (!sharing->queryIsKey) wq_ = &params.add(prefix + "wq.weight", {H_ * dHead_, d});
+  wk_ = &params.add(prefix + "w" + keyRoles + ".weight", {Hkv_ * dHead_, d});
+  if (!sharing->valueIsKey) wv_ = &params.add(prefix + "wv.weight", {Hkv_ * dHead_, d});
   wo_ = &params.add(prefix + "wo.weight", {d, H_ * dHead_});
   const std::string why = variant_->configure(config, prefix, params);
   if (!why.empty()) throw std::invalid_argument(why);
+
+  valueGate_ = config.value_gate;
+  rowStable_ = variant_->needsPresence();
+  if (variant_->needsPresence()) presenceTau_ = static_cast<float>(settingOr(config.attention_settings, presenceTauSpec()));
+  if (*outputGate != OutputGateKind::none) outputGate_ = std::make_unique<OutputGate>(*outputGate, H_, dHead_, d, prefix, params);
+  if (config.retention_gate)  // the sparsity lambda is spread over the layers: lambda * mean over all of them
+    retention_ = std::make_unique<RetentionGate>(H_, d, config.retention_sparsity / config.n_layers, prefix, params);
 }
 
 AttentionLayer::~AttentionLayer() = default;
 
 void AttentionLayer::initialise(Rng& rng, float residualStd) {
   for (Param* p : {wq_, wk_, wv_})
-    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] = rng.normal(0.f, 0.02f);
+    if (p)
+      for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] = rng.normal(0.f, 0.02f);
   for (Eigen::Index i = 0; i < wo_->value.size(); ++i) wo_->value.data()[i] = rng.normal(0.f, residualStd);
   variant_->initialise(rng);
+  if (outputGate_) outputGate_->initialise(rng);
+  if (retention_) retention_->initialise(rng);
 }
 
-void AttentionLayer::forward(const Mat& x, const int* pos, int B, int T, AttentionActs& a, Mat& y) const {
+void AttentionLayer::project(const Mat& in, const Mat& W, Mat& out) const {
+  if (rowStable_) linearForwardRowStable(in, W, nullptr, out);
+  else ops::linearForward(in, W, nullptr, out);
+}
+
+// G1 and G3 as key gates: key_gate[b, h, t] = g[b, h, t] * p[b*T + t] (each factor 1 when absent).
+double AttentionLayer::keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const {
+  a.presence.clear();
+  a.retention.clear();
+  a.key_gate.clear();
+  double aux = 0;
+  if (presenceTau_ > 0) presenceForward(h, presenceTau_, a.presence);
+  if (retention_) aux = retention_->forward(x, B, T, a.retention, rowStable_);
+  if (a.presence.empty() && a.retention.empty()) return aux;
+  a.key_gate = retention_ ? a.retention : std::vector<float>(a.shape.mapSize() / T, 1.0f);
+  if (!a.presence.empty())
+    for (int b = 0; b < B; ++b)
+      for (int hd = 0; hd < H_; ++hd)
+        for (int t = 0; t < T; ++t) a.key_gate[(static_cast<size_t>(b) * H_ + hd) * T + t] *= a.presence[b * T + t];
+  return aux;
+}
+
+void AttentionLayer::keyGateBackward(const Mat& x, const AttentionActs& a, const std::vector<float>& dKeyGate, int B, int T,
+                                     Mat& dx, std::vector<float>& dPresence) {
+  // from key_gate = g * p: dg = d(key_gate) p; dp_t = sum over heads of d(key_gate) g
+  std::vector<float> dG = dKeyGate;
+  if (!a.presence.empty())
+    for (int b = 0; b < B; ++b)
+      for (int hd = 0; hd < H_; ++hd)
+        for (int t = 0; t < T; ++t) {
+          const size_t i = (static_cast<size_t>(b) * H_ + hd) * T + t;
+          dPresence[b * T + t] += dKeyGate[i] * (retention_ ? a.retention[i] : 1.0f);
+          dG[i] *= a.presence[b * T + t];
+        }
+  if (retention_) retention_->backward(x, a.retention, dG, B, T, dx);
+}
+
+// G3 as receiver (o_i *= p_i), then G2 (o_i *= gate_i), on the merged head outputs.
+void AttentionLayer::gateOutputs(const Mat& x, AttentionActs& a) const {
+  if (a.presence.empty() && !outputGate_) return;
+  a.o_ungated = a.o_flat;
+  if (!a.presence.empty())
+    a.o_flat.array().colwise() *= Eigen::Map<const Eigen::ArrayXf>(a.presence.data(), static_cast<Eigen::Index>(a.presence.size()));
+  if (outputGate_) outputGate_->forward(x, a.o_flat, a.out_gate, rowStable_);
+}
+
+void AttentionLayer::gateOutputsBackward(const Mat& x, const AttentionActs& a, Mat& dOFlat, Mat& dx, std::vector<float>& dPresence) {
+  if (a.presence.empty() && !outputGate_) return;
+  const Eigen::Map<const Eigen::ArrayXf> p(a.presence.data(), static_cast<Eigen::Index>(a.presence.size()));
+  if (outputGate_) {
+    Mat received = a.o_ungated;  // the output gate's input, o after receiver presence
+    if (p.size()) received.array().colwise() *= p;
+    outputGate_->backward(x, received, a.out_gate, dOFlat, dx);
+  }
+  if (p.size()) {  // from o_i = p_i u_i: dp_i += dO_i . u_i, du_i = p_i dO_i
+    for (Eigen::Index t = 0; t < p.size(); ++t) dPresence[t] += dOFlat.row(t).dot(a.o_ungated.row(t));
+    dOFlat.array().colwise() *= p;
+  }
+}
+
+double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B, int T, AttentionActs& a, Mat& y) const {
   a.shape = {B, T, H_, Hkv_, dHead_};
-  ops::linearForward(x, wq_->value, nullptr, a.q_flat);
-  ops::linearForward(x, wk_->value, nullptr, a.k_flat);
-  ops::linearForward(x, wv_->value, nullptr, a.v_flat);
-  splitHeads(a.q_flat, B, T, H_, dHead_, a.q);
+  project(x, wk_->value, a.k_flat);  // A9: shared roles reuse the key projection
   splitHeads(a.k_flat, B, T, Hkv_, dHead_, a.k);
-  splitHeads(a.v_flat, B, T, Hkv_, dHead_, a.v);
+  if (wq_) {
+    project(x, wq_->value, a.q_flat);
+    splitHeads(a.q_flat, B, T, H_, dHead_, a.q);
+  } else {
+    repeatKvHeads(a.k, B, T, Hkv_, H_ / Hkv_, dHead_, a.q);
+  }
+  if (wv_) {
+    project(x, wv_->value, a.v_flat);
+    splitHeads(a.v_flat, B, T, Hkv_, dHead_, a.v);
+  } else {
+    a.v = a.k;
+  }
+  if (valueGate_) {  // G4: v <- sigmoid(v)
+    valueGateForward(a.v);
+    a.v_gated = a.v;
+  }
 
   const bool rotary = positional_.rotaryPairs() > 0 && variant_->usesDotScores();
   if (rotary) {
-    positional_.rotaryAngles(layer_, x, pos, B, T, a.angles);
+    positional_.tokenRotaryAngles(layer_, x, a.tokens, pos, B, T, a.angles);
     rotateHeads(a.q, a.angles, B, H_, T, dHead_, false);
     rotateHeads(a.k, a.angles, B, Hkv_, T, dHead_, false);
+    if (positional_.rotatesValues()) rotateHeads(a.v, a.angles, B, Hkv_, T, dHead_, false);  // value rotation: v_j turned by phi_j
   } else {
     a.angles.resize(0, 0);
   }
@@ -100,49 +223,82 @@ void AttentionLayer::forward(const Mat& x, const int* pos, int B, int T, Attenti
     for (int h = 0; h < H_; ++h) positional_.addScoreBias(h, H_, pos, T, pos, T, a.bias.data() + static_cast<size_t>(h) * T * T);
   }
 
+  const double aux = keyGateForward(x, h, B, T, a);
+
   a.scores.resize(a.shape.mapSize());
   a.weights.resize(a.shape.mapSize());
   a.o.resize(a.shape.qSize());
   AttentionInputs in = {a.shape, a.q.data(), a.k.data(), a.v.data(), pos, a.bias.empty() ? nullptr : a.bias.data(),
-                        nullptr, 1.0f / std::sqrt(static_cast<float>(dHead_))};
+                        a.key_gate.empty() ? nullptr : a.key_gate.data(), 1.0f / std::sqrt(static_cast<float>(dHead_)), precision_};
   AttentionOutputs out = {a.o.data(), a.scores.data(), a.weights.data()};
   variant_->forward(in, out);
   mergeHeads(a.o.data(), B, T, H_, dHead_, a.o_flat);
-  ops::linearForward(a.o_flat, wo_->value, nullptr, y);
+  // value rotation: o_i turned back by -phi_i (a.o keeps the variant's own output for its backward)
+  if (rotary && positional_.rotatesValues()) rotateTokenRows(a.o_flat, a.angles, H_, dHead_, true);
+  gateOutputs(x, a);
+  project(a.o_flat, wo_->value, y);
+  return aux;
 }
 
-void AttentionLayer::backward(const Mat& x, const Mat& dy, const int* pos, int B, int T, AttentionActs& a, Mat& dx) {
+void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const int* pos, int B, int T, AttentionActs& a,
+                              Mat& dx, Mat& dh) {
   Mat dOFlat;
   ops::linearBackward(dy, a.o_flat, wo_->value, &dOFlat, wo_->grad, nullptr);  // from y = o_flat Wo^T
+  Mat dxGates;  // the gates' share of dx, added once dx is assigned
+  if (outputGate_ || !a.key_gate.empty()) dxGates.setZero(x.rows(), x.cols());
+  std::vector<float> dPresence(a.presence.size(), 0.0f);
+  gateOutputsBackward(x, a, dOFlat, dxGates, dPresence);
   std::vector<float> dO, dQ(a.shape.qSize()), dK(a.shape.kvSize()), dV(a.shape.kvSize());
+  const bool rotateValues = a.angles.size() && positional_.rotatesValues();
+  Mat dAngles;
+  if (a.angles.size() && positional_.rotaryAnglesNeedGradient()) dAngles = Mat::Zero(a.angles.rows(), a.angles.cols());
+  if (rotateValues) rotateTokenRows(dOFlat, a.angles, H_, dHead_, false);  // from o_flat = R(-phi) merge(o)
   splitHeads(dOFlat, B, T, H_, dHead_, dO);  // from o_flat = merge(o)
+  if (rotateValues && dAngles.size()) {
+    // from o_flat = R(-phi) o: d(loss)/d(phi) = -dO.J o with the turned-back dO (rotations commute with J)
+    angleGradient(dO, a.o, a.angles, B, H_, T, dHead_, dAngles);
+    dAngles = -dAngles;
+  }
 
   AttentionInputs in = {a.shape, a.q.data(), a.k.data(), a.v.data(), pos, a.bias.empty() ? nullptr : a.bias.data(),
-                        nullptr, 1.0f / std::sqrt(static_cast<float>(dHead_))};
+                        a.key_gate.empty() ? nullptr : a.key_gate.data(), 1.0f / std::sqrt(static_cast<float>(dHead_)), precision_};
   AttentionOutputs saved = {a.o.data(), a.scores.data(), a.weights.data()};
-  AttentionGrads grads = {dO.data(), dQ.data(), dK.data(), dV.data(), nullptr};
+  std::vector<float> dKeyGate(a.key_gate.size());
+  AttentionGrads grads = {dO.data(), dQ.data(), dK.data(), dV.data(), a.key_gate.empty() ? nullptr : dKeyGate.data()};
   variant_->backward(in, saved, grads);
+  if (!a.key_gate.empty()) keyGateBackward(x, a, dKeyGate, B, T, dxGates, dPresence);
 
-  Mat dAngles;
   if (a.angles.size()) {
-    if (positional_.rotaryAnglesNeedGradient()) {  // from q = R(angle) q_pre, k = R(angle) k_pre
-      dAngles = Mat::Zero(a.angles.rows(), a.angles.cols());
+    if (dAngles.size()) {  // from q = R(angle) q_pre, k = R(angle) k_pre
       angleGradient(dQ, a.q, a.angles, B, H_, T, dHead_, dAngles);
       angleGradient(dK, a.k, a.angles, B, Hkv_, T, dHead_, dAngles);
+      if (rotateValues) angleGradient(dV, a.v, a.angles, B, Hkv_, T, dHead_, dAngles);  // from v = R(angle) v_pre
     }
     // from q = R(angle) q_pre: dq_pre = R(-angle) dq
     rotateHeads(dQ, a.angles, B, H_, T, dHead_, true);
     rotateHeads(dK, a.angles, B, Hkv_, T, dHead_, true);
+    if (rotateValues) rotateHeads(dV, a.angles, B, Hkv_, T, dHead_, true);
   }
-  Mat dQFlat, dKFlat, dVFlat, dxPart;
-  mergeHeads(dQ.data(), B, T, H_, dHead_, dQFlat);
-  mergeHeads(dK.data(), B, T, Hkv_, dHead_, dKFlat);
-  mergeHeads(dV.data(), B, T, Hkv_, dHead_, dVFlat);
-  ops::linearBackward(dQFlat, x, wq_->value, &dx, wq_->grad, nullptr);  // from q_flat = x Wq^T
-  ops::linearBackward(dKFlat, x, wk_->value, &dxPart, wk_->grad, nullptr);
-  dx += dxPart;
-  ops::linearBackward(dVFlat, x, wv_->value, &dxPart, wv_->grad, nullptr);
-  dx += dxPart;
+  if (valueGate_) valueGateBackward(a.v_gated, dV);  // from v = sigmoid(v_pre)
+  // A9: roles that share the key projection send their gradients to it
+  if (!wq_) addRepeatedHeadGrads(dQ, B, T, Hkv_, H_ / Hkv_, dHead_, dK);  // from q[h] = k[h / group]
+  if (!wv_)
+    for (size_t i = 0; i < dK.size(); ++i) dK[i] += dV[i];  // from v = k
+  Mat dFlat, dxPart;
+  mergeHeads(dK.data(), B, T, Hkv_, dHead_, dFlat);
+  ops::linearBackward(dFlat, x, wk_->value, &dx, wk_->grad, nullptr);  // from k_flat = x Wk^T
+  if (wq_) {
+    mergeHeads(dQ.data(), B, T, H_, dHead_, dFlat);
+    ops::linearBackward(dFlat, x, wq_->value, &dxPart, wq_->grad, nullptr);  // from q_flat = x Wq^T
+    dx += dxPart;
+  }
+  if (wv_) {
+    mergeHeads(dV.data(), B, T, Hkv_, dHead_, dFlat);
+    ops::linearBackward(dFlat, x, wv_->value, &dxPart, wv_->grad, nullptr);  // from v_flat = x Wv^T
+    dx += dxPart;
+  }
+  if (dxGates.size()) dx += dxGates;
+  if (!dPresence.empty()) presenceBackward(h, presenceTau_, dPresence, dh);  // from p = |h|^2 / (tau + |h|^2)
   if (dAngles.size()) positional_.rotaryAnglesBackward(layer_, x, dAngles, B, T, dx);
 }
 
@@ -159,6 +315,14 @@ void AttentionLayer::capture(const AttentionActs& a, LayerTrace& trace) const {
     const int kvh = h / (H_ / Hkv_);
     ht.k = ConstMatMap(a.k.data() + static_cast<size_t>(kvh) * T * dHead_, T, dHead_);
     ht.v = ConstMatMap(a.v.data() + static_cast<size_t>(kvh) * T * dHead_, T, dHead_);
+    if (!a.retention.empty()) ht.gate.assign(a.retention.begin() + h * T, a.retention.begin() + (h + 1) * T);
+    if (!a.presence.empty()) ht.presence.assign(a.presence.begin(), a.presence.begin() + T);
+    if (outputGate_) {
+      const bool perHead = outputGate_->kind() == OutputGateKind::headwise;
+      ht.output_gate.resize(T);
+      for (int t = 0; t < T; ++t)
+        ht.output_gate[t] = perHead ? a.out_gate(t, h) : a.out_gate.row(t).segment(h * dHead_, dHead_).mean();
+    }
   }
 }
 

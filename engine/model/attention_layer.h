@@ -1,6 +1,8 @@
 #pragma once
-// One block's attention: projections (with grouped K/V heads), positional rotation and score
-// bias, the layer's variant, head merge and output projection. Forward beside backward.
+// One block's attention: projections (shared per model/projection_sharing.h, with grouped K/V
+// heads), positional rotation and score bias, the layer's variant, the shared gates around it
+// (model/gates.h: value gate, retention and presence as key gates, receiver presence, output
+// gate), head merge and output projection. Forward beside backward.
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "core/random.h"
 #include "core/tensor.h"
 #include "model/config.h"
+#include "model/gates.h"
 #include "model/params.h"
 #include "model/trace.h"
 #include "positional/positional.h"
@@ -18,13 +21,20 @@ namespace attnlab {
 // Activations of one attention layer for one forward pass.
 struct AttentionActs {
   AttentionShape shape;
-  Mat q_flat, k_flat, v_flat;           // [B*T, heads*d_head] projections before rotation
+  const int* tokens = nullptr;          // [B*T] token ids, set by the model (token-indexed rotations read them)
+  Mat q_flat, k_flat, v_flat;           // [B*T, heads*d_head] projections before rotation (q_flat, v_flat unused when shared with k)
   std::vector<float> q, k, v;           // head-major, after rotation
   Mat angles;                           // [B*T, pairs] rotary angles (empty without rotation)
   std::vector<float> bias;              // [H, T, T] positional score bias (empty without)
   std::vector<float> scores, weights;   // [B, H, T, T]
   std::vector<float> o;                 // head-major output
-  Mat o_flat;                           // [B*T, H*d_head]
+  Mat o_flat;                           // [B*T, H*d_head] what the output projection reads
+  std::vector<float> v_gated;           // values after the value gate, before any rotation (G4)
+  std::vector<float> presence;          // [B*T] presence p (G3), when the variant needs it
+  std::vector<float> retention;         // [B, H, T] retention gate g (G1), when enabled
+  std::vector<float> key_gate;          // [B, H, T] the key gate the variant received (g * p), or empty
+  Mat o_ungated;                        // [B*T, H*d_head] o_flat before receiver presence and output gate
+  Mat out_gate;                         // [B*T, H*d_head] or [B*T, H] output gate values (G2)
 };
 
 class AttentionLayer {
@@ -35,10 +45,15 @@ class AttentionLayer {
   void initialise(Rng& rng, float residualStd);
 
   const std::string& variantName() const { return variantName_; }
-  void forward(const Mat& x, const int* pos, int B, int T, AttentionActs& acts, Mat& y) const;
-  // dx (=) gradient wrt the layer input x; accumulates parameter gradients.
-  void backward(const Mat& x, const Mat& dy, const int* pos, int B, int T, AttentionActs& acts, Mat& dx);
-  // Copies batch element 0's maps, q, k, v into `trace`.
+  // x is the normalised input (LN1 of the block input), h the block input itself (the residual
+  // stream: presence reads it). Returns the layer's auxiliary loss (retention sparsity, else 0),
+  // which the model adds to its loss.
+  double forward(const Mat& x, const Mat& h, const int* pos, int B, int T, AttentionActs& acts, Mat& y) const;
+  // dx (=) gradient wrt x; dh (+=) gradient wrt h through presence (dh may be the same matrix as
+  // dy, which is read first). Includes the auxiliary loss's gradient; accumulates parameter gradients.
+  void backward(const Mat& x, const Mat& h, const Mat& dy, const int* pos, int B, int T, AttentionActs& acts, Mat& dx,
+                Mat& dh);
+  // Copies batch element 0's maps, q, k, v, gates and presence into `trace`.
   void capture(const AttentionActs& acts, LayerTrace& trace) const;
 
  private:
@@ -46,7 +61,22 @@ class AttentionLayer {
   std::string variantName_;
   const PositionalEncoding& positional_;
   std::unique_ptr<AttentionVariant> variant_;
-  Param *wq_, *wk_, *wv_, *wo_;
+  // wk_ is the key projection under the name sharing gives it (wk, wkv, wqk, wqkv); wq_ is null
+  // when queries are keys, wv_ when values are keys.
+  Param *wq_ = nullptr, *wk_ = nullptr, *wv_ = nullptr, *wo_ = nullptr;
+  bool valueGate_ = false;
+  bool rowStable_ = false;   // presence-coupled variants promise bitwise contracts (model/row_stable.h)
+  float presenceTau_ = 0;    // > 0 when the variant needs presence
+  std::unique_ptr<OutputGate> outputGate_;
+  std::unique_ptr<RetentionGate> retention_;
+
+  void project(const Mat& in, const Mat& W, Mat& out) const;
+  double keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const;
+  void keyGateBackward(const Mat& x, const AttentionActs& a, const std::vector<float>& dKeyGate, int B, int T, Mat& dx,
+                       std::vector<float>& dPresence);
+  void gateOutputs(const Mat& x, AttentionActs& a) const;
+  void gateOutputsBackward(const Mat& x, const AttentionActs& a, Mat& dOFlat, Mat& dx, std::vector<float>& dPresence);
+  ScorePrecision precision_ = ScorePrecision::fp32;
 };
 
 // [B*T, heads*d] (token rows) <-> [B, heads, T, d] (head-major blocks).

@@ -5,6 +5,8 @@
 
 #include "attention/attention.h"
 #include "data/task.h"
+#include "model/gates.h"
+#include "model/projection_sharing.h"
 #include "positional/positional.h"
 
 namespace attnlab {
@@ -40,9 +42,17 @@ std::string validate(const ExperimentConfig& config) {
   if (!positional)
     return "unknown positional encoding '" + m.positional + "' (known: " + PositionalRegistry::instance().names() + ")";
   if (auto why = validateSettings(m.positional_settings, positional->settingSpecs(), m.positional); !why.empty()) return why;
-  if (m.positional == "rope" && m.headDim() % 2 != 0) return "rope needs an even head dimension (d_model / n_heads)";
-  if (m.projection_sharing != "qkv") return "model.projection_sharing '" + m.projection_sharing + "' is not available (known: qkv)";
-  if (m.score_precision != "fp32") return "model.score_precision '" + m.score_precision + "' is not available (known: fp32)";
+  if ((m.positional == "rope" || m.positional == "accumulated_rotation") && m.headDim() % 2 != 0)
+    return m.positional + " needs an even head dimension (d_model / n_heads)";
+  if (!projectionSharingOf(m.projection_sharing))
+    return "model.projection_sharing '" + m.projection_sharing + "' is not available (known: " + kProjectionSharingNames + ")";
+  if (!outputGateKindOf(m.output_gate))
+    return "model.output_gate '" + m.output_gate + "' is not available (known: " + kOutputGateNames + ")";
+  if (!(m.retention_sparsity >= 0 && m.retention_sparsity <= 100)) return "model.retention_sparsity must be in [0, 100]";
+  if (m.retention_sparsity > 0 && !m.retention_gate)
+    return "model.retention_sparsity needs model.retention_gate = true (it penalises the gate's mean)";
+  if (ScorePrecision p; !parseScorePrecision(m.score_precision, p))
+    return "model.score_precision '" + m.score_precision + "' is not available (known: " + scorePrecisionNames() + ")";
   if (!(t.lr > 0 && t.lr < 10)) return "train.lr must be in (0, 10)";
   if (t.warmup < 0) return "train.warmup must be >= 0";
   if (!(t.beta1 >= 0 && t.beta1 < 1 && t.beta2 >= 0 && t.beta2 < 1)) return "train.beta1 and train.beta2 must be in [0, 1)";

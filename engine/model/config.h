@@ -24,7 +24,11 @@ struct ModelConfig {
   Settings attention_settings;  // e.g. temperature, window
   std::string positional = "learned";
   Settings positional_settings;  // e.g. theta, rotary_fraction
-  std::string projection_sharing = "qkv";
+  std::string projection_sharing = "qkv";  // A9: "qkv", "q_k=v", "q=k_v" or "q=k=v" (model/projection_sharing.h)
+  std::string output_gate = "none";        // G2: "none", "elementwise" or "headwise" (model/gates.h)
+  bool value_gate = false;                 // G4: v <- sigmoid(v)
+  bool retention_gate = false;             // G1: soft per-key gate g = sigmoid(w.x + c) per head
+  double retention_sparsity = 0.0;         // lambda: the loss adds lambda * mean(g) over layers, heads, keys
   std::string score_precision = "fp32";
 
   int headDim() const { return n_heads > 0 ? d_model / n_heads : 0; }

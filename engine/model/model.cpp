@@ -113,12 +113,14 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     trace->tokens.assign(tokens, tokens + T);
     trace->layers.assign(c.n_layers, {});
   }
+  double aux = 0;  // auxiliary losses the layers report (retention sparsity)
   for (int l = 0; l < c.n_layers; ++l) {
     const BlockParams& bp = p.blocks[l];
     BlockActs& a = ws.blocks[l];
     a.x = x;
     ops::layerNormForward(a.x, bp.ln1_w->value, bp.ln1_b->value, a.ln1, a.ln1_mean, a.ln1_rstd);
-    bp.attn->forward(a.ln1, ws.positions.data(), B, T, a.attn, a.attn_out);
+    a.attn.tokens = ws.tokens.data();  // for rotations indexed by token id
+    aux += bp.attn->forward(a.ln1, a.x, ws.positions.data(), B, T, a.attn, a.attn_out);
     a.x_mid = a.x + a.attn_out;
     if (bp.fc_w) {
       ops::layerNormForward(a.x_mid, bp.ln2_w->value, bp.ln2_b->value, a.ln2, a.ln2_mean, a.ln2_rstd);
@@ -144,7 +146,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     for (int t = 0; t < T; ++t) trace->final_residual_norm[t] = ws.x_final.row(t).norm();
     trace->logits = ws.logits.topRows(T);
   }
-  return loss;
+  return loss + aux;
 }
 
 void Model::backward(Workspace& ws) {
@@ -167,8 +169,8 @@ void Model::backward(Workspace& ws) {
       ops::linearBackward(dFc, a.ln2, bp.fc_w->value, &dLn, bp.fc_w->grad, &bp.fc_b->grad);
       ops::layerNormBackward(dLn, a.x_mid, bp.ln2_w->value, a.ln2_mean, a.ln2_rstd, dx, bp.ln2_w->grad, bp.ln2_b->grad);
     }
-    // x_mid = x + attn(ln1(x)): dx = dx_mid + (attention path)
-    bp.attn->backward(a.ln1, dx, ws.positions.data(), B, T, a.attn, dLn);
+    // x_mid = x + attn(ln1(x), x): dx = dx_mid + (attention path through ln1, and through presence of x)
+    bp.attn->backward(a.ln1, a.x, dx, ws.positions.data(), B, T, a.attn, dLn, dx);
     ops::layerNormBackward(dLn, a.x, bp.ln1_w->value, a.ln1_mean, a.ln1_rstd, dx, bp.ln1_w->grad, bp.ln1_b->grad);
   }
   if (p.positional->absolute()) p.positional->embeddingsBackward(dx, ws.positions.data(), B, T, params_);

@@ -28,7 +28,8 @@ class Model {
   const ParamStore& params() const { return params_; }
 
   // Runs tokens [B, T] (T <= context). Returns the mean cross-entropy over positions whose
-  // target is not -1 (0 when there are none). Logits stay in `ws` for metrics.
+  // target is not -1 (0 when there are none), plus the layers' auxiliary losses (the retention
+  // gate's sparsity term, when model.retention_sparsity > 0). Logits stay in `ws` for metrics.
   // With `trace` non-null, captures every map for batch element 0.
   double forward(Workspace& ws, const int* tokens, const int* targets, int B, int T, Trace* trace = nullptr) const;
   // Accumulates d(loss)/d(param) for the last forward on `ws` into params().grad.

@@ -15,6 +15,7 @@ struct HeadTrace {
   Mat q, k, v;  // [T, d_head] after positional rotation (k, v are the head's shared KV head under GQA)
   std::vector<float> gate;      // per key position, retention/value gate if the variant has one
   std::vector<float> presence;  // per position, presence if the variant has one
+  std::vector<float> output_gate;  // per query position, the head's output gate (mean over d_head if element-wise)
 };
 
 struct LayerTrace {

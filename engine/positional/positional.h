@@ -36,11 +36,19 @@ class PositionalEncoding {
   virtual int rotaryPairs() const { return 0; }
   // `x` is the layer's normalised input [B*T, d_model] (token-dependent rotations read it).
   virtual void rotaryAngles(int /*layer*/, const Mat& /*x*/, const int* /*pos*/, int /*B*/, int /*T*/, Mat& /*angles*/) const {}
+  // The same with the token ids [B*T] too, for rotations indexed by token id (the attention layer
+  // calls this one); encodings that do not read ids keep the default.
+  virtual void tokenRotaryAngles(int layer, const Mat& x, const int* /*tokens*/, const int* pos, int B, int T, Mat& angles) const {
+    rotaryAngles(layer, x, pos, B, T, angles);
+  }
   // True when the angles depend on parameters or on x (token-dependent rotations): the layer then
   // computes d(loss)/d(angles) and hands it to rotaryAnglesBackward.
   virtual bool rotaryAnglesNeedGradient() const { return false; }
   // Given d(loss)/d(angles) [B*T, pairs], accumulates into the encoding's own parameter gradients and adds to dx.
   virtual void rotaryAnglesBackward(int /*layer*/, const Mat& /*x*/, const Mat& /*dAngles*/, int /*B*/, int /*T*/, Mat& /*dx*/) const {}
+  // True when values turn too: v_j by +angle_j before attention, head output o_i by -angle_i after
+  // (the attention layer applies both and their backward).
+  virtual bool rotatesValues() const { return false; }
 
   // --- 3. score bias: out[i][j] += b_h(qpos[i], kpos[j]) --------------------------------------
   virtual bool scoreBias() const { return false; }

@@ -1,0 +1,97 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "attention/attention.h"
+#include "attention/softmax_core.h"
+
+namespace attnlab {
+namespace {
+
+float sigmoid(float x) {
+  if (x >= 0) return 1.0f / (1.0f + std::exp(-x));
+  const float e = std::exp(x);  // this form cannot overflow for very negative x
+  return e / (1.0f + e);
+}
+
+// A2: a_ij = sigmoid(beta s_ij + b) g_j over visible keys j <= i, with no row normalisation: a row
+// may carry any total weight in (0, i + 1). b = -log(i + 1) (the count of visible keys) keeps a row's
+// total near 1 at initialisation; with sigmoid_bias_learned = 1, b is a learned scalar per head
+// ("blocks.{l}.attn.sigmoid_bias", initialised to -log(context)).
+class SigmoidAttention : public AttentionVariant {
+ public:
+  std::vector<SettingSpec> settingSpecs() const override {
+    return {temperatureSetting(),
+            {"sigmoid_bias_learned", 0, 0, 1, true, "1: b is a learned scalar per head; 0: b = -log(number of visible keys)"}};
+  }
+  std::string configure(const ModelConfig& config, const std::string& prefix, ParamStore& params) override {
+    const auto specs = settingSpecs();
+    beta_ = static_cast<float>(settingOr(config.attention_settings, specs[0]));
+    context_ = config.context;
+    if (settingOr(config.attention_settings, specs[1]) != 0) bias_ = &params.add(prefix + "sigmoid_bias", {config.n_heads}, false);
+    return {};
+  }
+  void initialise(Rng&) override {
+    if (bias_) bias_->value.setConstant(-std::log(static_cast<float>(context_)));
+  }
+
+  void forward(const AttentionInputs& in, AttentionOutputs& out) const override {
+    forEachHead(in.shape, [&](const HeadSlices& h) {
+      causalScores(in, h, out.scores);  // S = scale Q K^T + bias, -inf above the diagonal
+      const auto S = h.map(out.scores);
+      auto A = h.map(out.weights);
+      const float* gate = h.keyGate(in.key_gate);
+      A.setZero();
+      for (int i = 0; i < in.shape.T; ++i) {
+        const float b = rowBias(h.h, i);
+        for (int j = 0; j <= i; ++j) {
+          const float x = roundTo(in.precision, beta_ * S(i, j) + b);                    // x = beta s + b
+          A(i, j) = roundTo(in.precision, sigmoid(x)) * (gate ? gate[j] : 1.0f);  // a = sigmoid(x) g
+        }
+      }
+      h.out(out.o).noalias() = A * h.v(in.v);  // O = A V
+    });
+  }
+
+  void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
+    const AttentionShape& s = in.shape;
+    std::vector<float> dBias(bias_ ? static_cast<size_t>(s.B) * s.H : 0, 0.0f);  // per (batch, head): no races
+    backwardFromWeights(in, saved, g, [&](const HeadSlices& h, const ConstHeadMat&, const HeadMat& dA, HeadMat& dS) {
+      const ConstHeadMat S = h.map(static_cast<const float*>(saved.scores));
+      const float* gate = h.keyGate(in.key_gate);
+      float* dGate = h.keyGate(g.d_key_gate);
+      if (dGate) std::fill(dGate, dGate + s.T, 0.0f);
+      float dBiasHead = 0;
+      dS.setZero();
+      for (int i = 0; i < s.T; ++i) {
+        const float b = rowBias(h.h, i);
+        for (int j = 0; j <= i; ++j) {
+          const float sig = sigmoid(beta_ * S(i, j) + b);  // fp32 recomputation: straight-through for rounding
+          if (dGate) dGate[j] += dA(i, j) * sig;         // from a = sigmoid(x) g
+          const float dx = dA(i, j) * (gate ? gate[j] : 1.0f) * sig * (1.0f - sig);
+          dS(i, j) = beta_ * dx;  // from x = beta s + b
+          dBiasHead += dx;
+        }
+      }
+      if (bias_) dBias[static_cast<size_t>(h.b) * s.H + h.h] = dBiasHead;
+    });
+    if (bias_)
+      for (int b = 0; b < s.B; ++b)
+        for (int h = 0; h < s.H; ++h) bias_->grad(0, h) += dBias[static_cast<size_t>(b) * s.H + h];
+  }
+
+ private:
+  float rowBias(int head, int row) const {
+    return bias_ ? bias_->value(0, head) : -std::log(static_cast<float>(row + 1));
+  }
+
+  float beta_ = 1.0f;
+  int context_ = 1;
+  Param* bias_ = nullptr;  // learned b per head, or null for -log(n_visible)
+};
+
+ATTNLAB_REGISTER(AttentionRegistry, "sigmoid", "a_ij = sigmoid(beta s_ij + b), b = -log(i + 1) or learned per head; no normalisation",
+                 [] { return std::make_unique<SigmoidAttention>(); });
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,74 @@
+#pragma once
+// The masked softmax shared by the softmax-like variants (softmax, sliding window, momentum):
+//   a_ij = softmax_j(beta s_ij + log g_j) over the visible keys j in [first(i), i], exactly 0 elsewhere,
+// with o = A V. Forward beside backward; each backward line names the forward line it undoes.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attention/head_loops.h"
+
+namespace attnlab {
+
+// The temperature every softmax-like variant (and sigmoid, on its scores) honours.
+inline SettingSpec temperatureSetting() {
+  return {"temperature", 1.0, 1e-3, 1e3, false, "beta: logits are beta * s (larger is sharper)"};
+}
+
+// Keys visible to query i are j in [firstVisibleKey(i, window), i]; window 0 means every earlier key.
+inline int firstVisibleKey(int i, int window) { return window > 0 ? std::max(0, i - window + 1) : 0; }
+
+// One head. S holds the causal scores; keys before the window are set to -inf there too, so the
+// trace tells them from weights that are merely small. Logits and exponentials are rounded to
+// `precision` (an exponential below the format's range becomes exactly 0); sums stay float32.
+inline void maskedSoftmaxHead(HeadMat S, HeadMat A, float beta, const float* gate, int window, ScorePrecision precision) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const int T = static_cast<int>(S.rows());
+  A.setZero();
+  for (int i = 0; i < T; ++i) {
+    const int first = firstVisibleKey(i, window);
+    for (int j = 0; j < first; ++j) S(i, j) = kMinusInf;
+    float maxLogit = kMinusInf;
+    for (int j = first; j <= i; ++j) {
+      const float z = roundTo(precision, beta * S(i, j) + (gate ? std::log(gate[j]) : 0.0f));  // z = beta s + log g
+      A(i, j) = z;
+      maxLogit = std::isnan(z) ? z : std::max(maxLogit, z);  // a NaN must reach the loss (divergence check)
+    }
+    if (maxLogit == kMinusInf) {  // every visible key gated to zero: an all-zero row, not NaN
+      for (int j = first; j <= i; ++j) A(i, j) = 0.0f;
+      continue;
+    }
+    float sum = 0;
+    for (int j = first; j <= i; ++j) sum += (A(i, j) = roundTo(precision, std::exp(A(i, j) - maxLogit)));
+    const float inv = 1.0f / sum;  // sum >= 1: the largest logit contributes exp(0)
+    for (int j = first; j <= i; ++j) A(i, j) *= inv;  // a = e / sum
+  }
+}
+
+// Forward of the whole layer: S = scale Q K^T + bias, masked softmax, O = A V.
+inline void softmaxAttentionForward(const AttentionInputs& in, AttentionOutputs& out, float beta, int window) {
+  forEachHead(in.shape, [&](const HeadSlices& h) {
+    causalScores(in, h, out.scores);
+    maskedSoftmaxHead(h.map(out.scores), h.map(out.weights), beta, h.keyGate(in.key_gate), window, in.precision);
+    h.out(out.o).noalias() = h.map(out.weights) * h.v(in.v);
+  });
+}
+
+// Backward of softmaxAttentionForward (straight-through for the rounding). Writes d_q, d_k, d_v
+// and d_key_gate when the gate is set.
+inline void softmaxAttentionBackward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g, float beta) {
+  backwardFromWeights(in, saved, g, [&](const HeadSlices& h, const ConstHeadMat& A, const HeadMat& dA, HeadMat& dS) {
+    // from a = e / sum(e), e = exp(z - max): dz = a (dA - rowsum(a dA)); zero wherever a is (masked keys)
+    const auto rowDot = (A.array() * dA.array()).rowwise().sum().eval();
+    dS = (A.array() * (dA.array().colwise() - rowDot)).matrix();
+    if (g.d_key_gate) {  // from z = ... + log g_j: dg_j = sum_i dz_ij / g_j
+      const float* gate = h.keyGate(in.key_gate);
+      float* dGate = h.keyGate(g.d_key_gate);
+      const auto colSum = dS.colwise().sum().eval();
+      for (int j = 0; j < in.shape.T; ++j) dGate[j] = colSum[j] / gate[j];
+    }
+    dS *= beta;  // from z = beta s
+  });
+}
+
+}  // namespace attnlab

@@ -1,0 +1,186 @@
+// Finite-difference checks for the sigmoid, linear, sliding-window and momentum variants: every
+// parameter tensor of a small model with a rotary and a bias-based encoding each (linear: encodings
+// without a score bias, which it ignores), hybrids of different variants per layer, and the key-gate
+// hook called on each variant directly.
+#include <QtTest>
+
+#include <omp.h>
+
+#include <cmath>
+#include <functional>
+
+#include "attention/attention.h"
+#include "grad_check.h"
+#include "model/model.h"
+
+using namespace attnlab;
+
+namespace {
+ModelConfig small(std::vector<std::string> attention, const std::string& positional) {
+  ModelConfig c;
+  c.vocab = 7;
+  c.d_model = 8;
+  c.n_layers = 2;
+  c.n_heads = 2;
+  c.d_ff = 12;
+  c.context = 8;
+  c.attention = std::move(attention);
+  c.positional = positional;
+  return c;
+}
+
+void run(const ModelConfig& c, const std::string& label) {
+  Model model(c, 7);
+  testing::randomiseParams(model, 11);
+  testing::checkGradients(model, testing::randomCase(c, 2, 6, 3), label);
+}
+
+std::vector<float> randomVector(size_t n, Rng& rng, float lo, float hi) {
+  std::vector<float> x(n);
+  for (float& v : x) v = lo + static_cast<float>(rng.uniform()) * (hi - lo);
+  return x;
+}
+
+// Relative error sqrt(sum (numeric - analytic)^2 / sum (numeric^2 + analytic^2)) between the analytic
+// gradient of L = sum(o * R) with respect to `x` and central differences.
+double relativeError(std::vector<float>& x, const std::vector<float>& analytic, const std::function<double()>& loss) {
+  const float eps = 1e-3f;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float saved = x[i];
+    x[i] = saved + eps;
+    const double up = loss();
+    x[i] = saved - eps;
+    const double down = loss();
+    x[i] = saved;
+    const double numeric = (up - down) / (2 * eps);
+    diff += (numeric - analytic[i]) * (numeric - analytic[i]);
+    norm += numeric * numeric + analytic[i] * analytic[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : 1.0;  // an all-zero gradient fails: nothing was checked
+}
+}  // namespace
+
+class TestVariantGradients : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // One thread: these cases are tiny, and OpenMP's spinning threads slow them down by orders of
+  // magnitude when other jobs share the cores.
+  void initTestCase() {
+    omp_set_num_threads(1);
+    Eigen::setNbThreads(1);
+  }
+
+  void eachVariantWithEachEncoding_data() {
+    QTest::addColumn<QString>("variant");
+    QTest::addColumn<QString>("positional");
+    QTest::addColumn<QString>("settings");
+    const char* cases[][3] = {
+        {"sigmoid", "rope", ""},
+        {"sigmoid", "alibi", "temperature=1.7"},
+        {"sigmoid", "rope", "sigmoid_bias_learned=1"},
+        {"sigmoid", "alibi_log", "sigmoid_bias_learned=1"},
+        {"linear", "none", ""},
+        {"linear", "learned", ""},
+        {"linear", "sinusoidal", ""},
+        {"window", "rope", "window=3"},
+        {"window", "alibi", "window=2,temperature=0.6"},
+        {"momentum", "rope", ""},
+        {"momentum", "alibi", "momentum_gamma=-0.7,temperature=1.5"},
+        {"momentum", "learned", "momentum_gamma=3"},
+    };
+    for (const auto& c : cases)
+      QTest::newRow((std::string(c[0]) + "+" + c[1] + (*c[2] ? " " : "") + c[2]).c_str()) << c[0] << c[1] << c[2];
+  }
+  void eachVariantWithEachEncoding() {
+    QFETCH(QString, variant);
+    QFETCH(QString, positional);
+    QFETCH(QString, settings);
+    ModelConfig c = small({variant.toStdString()}, positional.toStdString());
+    for (const QString& kv : settings.split(',', Qt::SkipEmptyParts))
+      c.attention_settings[kv.section('=', 0, 0).toStdString()] = kv.section('=', 1, 1).toDouble();
+    run(c, QTest::currentDataTag());
+  }
+
+  // Grouped KV heads: gradients of query heads sharing a K/V head (and a learned bias per query head) add up.
+  void groupedKeyValueHeads_data() {
+    QTest::addColumn<QString>("variant");
+    for (const char* name : {"sigmoid", "linear", "window", "momentum"}) QTest::newRow(name) << name;
+  }
+  void groupedKeyValueHeads() {
+    QFETCH(QString, variant);
+    ModelConfig c = small({variant.toStdString()}, variant == "linear" ? "learned" : "alibi");
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    c.attention_settings = {{"sigmoid_bias_learned", 1}, {"window", 4}};
+    run(c, variant.toStdString() + " GQA-2");
+  }
+
+  void hybrids_data() {
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<QString>("positional");
+    QTest::newRow("softmax,sigmoid+rope") << "softmax,sigmoid" << "rope";
+    QTest::newRow("softmax,sigmoid+alibi") << "softmax,sigmoid" << "alibi";
+    QTest::newRow("linear,window+rope") << "linear,window" << "rope";  // rotation only in the window layer
+    QTest::newRow("linear,window+alibi") << "linear,window" << "alibi";
+    QTest::newRow("momentum,linear+learned") << "momentum,linear" << "learned";
+  }
+  void hybrids() {
+    QFETCH(QString, layers);
+    QFETCH(QString, positional);
+    std::vector<std::string> names;
+    for (const QString& n : layers.split(',')) names.push_back(n.toStdString());
+    ModelConfig c = small(names, positional.toStdString());
+    c.attention_settings = {{"window", 3}, {"sigmoid_bias_learned", 1}};
+    run(c, QTest::currentDataTag());
+  }
+
+  // The key-gate hook (G1/G3) on each variant called directly: d_key_gate, d_q, d_k, d_v all match
+  // finite differences of L = sum(o * R).
+  void keyGateGradients_data() {
+    QTest::addColumn<QString>("variant");
+    for (const char* name : {"softmax", "sigmoid", "linear", "window", "momentum"}) QTest::newRow(name) << name;
+  }
+  void keyGateGradients() {
+    QFETCH(QString, variant);
+    ModelConfig config;
+    config.n_heads = 4;
+    config.context = 8;
+    config.attention_settings = {{"window", 3}, {"temperature", 1.3}};
+    ParamStore params;
+    auto attn = AttentionRegistry::instance().create(variant.toStdString());
+    QVERIFY(attn);
+    QCOMPARE(attn->configure(config, "blocks.0.attn.", params), std::string());
+    Rng rng(21);
+    attn->initialise(rng);
+
+    AttentionShape s{2, 6, 4, 2, 3};  // B, T, H, Hkv, d_head: grouped, so shared K/V heads are covered
+    std::vector<float> q = randomVector(s.qSize(), rng, -1.5f, 1.5f), k = randomVector(s.kvSize(), rng, -1.5f, 1.5f),
+                       v = randomVector(s.kvSize(), rng, -1, 1), gate = randomVector(static_cast<size_t>(s.B) * s.H * s.T, rng, 0.2f, 1),
+                       R = randomVector(s.qSize(), rng, -1, 1);
+    std::vector<float> o(s.qSize()), scores(s.mapSize()), weights(s.mapSize());
+    auto inputs = [&] { return AttentionInputs{s, q.data(), k.data(), v.data(), nullptr, nullptr, gate.data(), 0.577f}; };
+    AttentionOutputs out{o.data(), scores.data(), weights.data()};
+    auto loss = [&] {
+      attn->forward(inputs(), out);
+      double l = 0;
+      for (size_t i = 0; i < o.size(); ++i) l += static_cast<double>(o[i]) * R[i];
+      return l;
+    };
+    loss();
+    std::vector<float> dQ(s.qSize()), dK(s.kvSize()), dV(s.kvSize()), dGate(gate.size());
+    AttentionGrads grads{R.data(), dQ.data(), dK.data(), dV.data(), dGate.data()};
+    attn->backward(inputs(), out, grads);
+
+    const std::pair<std::vector<float>*, const std::vector<float>*> checks[] = {{&gate, &dGate}, {&q, &dQ}, {&k, &dK}, {&v, &dV}};
+    const char* names[] = {"key_gate", "q", "k", "v"};
+    for (int c = 0; c < 4; ++c) {
+      const double rel = relativeError(*checks[c].first, *checks[c].second, loss);
+      QVERIFY2(rel < 1e-2, qPrintable(QString("%1: d_%2 relative error %3").arg(variant, names[c]).arg(rel)));
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestVariantGradients)
+#include "test_variant_gradients.moc"
