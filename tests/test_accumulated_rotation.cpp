@@ -233,7 +233,7 @@ class TestAccumulatedRotation : public QObject {
 
   // The shipped induction preset with accumulated rotation (learned increments) reaches >= 95%
   // in half the preset's steps (measured: 0.998-1.0 at 300 steps over three seeds, with and
-  // without value rotation; about 40 s on two idle cores).
+  // without value rotation; about 50 s of CPU time, under a minute on two cores).
   void learnsInduction() {
     ExperimentConfig c;
     QVERIFY(loadPreset("induction", c).empty());

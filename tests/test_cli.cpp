@@ -67,6 +67,7 @@ class TestCli : public QObject {
     QCOMPARE(run.exitCode, 0);
     QVERIFY(run.out.contains("\n  softmax "));
     QVERIFY(run.out.contains("\n  rope "));
+    QVERIFY(run.out.contains("\n  retention_gate "));  // gates are listed with their formulas
     QVERIFY(run.out.contains("\n  induction "));
     QVERIFY(run.out.contains("theta = 10000"));  // settings are listed with their defaults
   }
@@ -77,6 +78,7 @@ class TestCli : public QObject {
     const QJsonObject root = parseObject(run.out);
     QVERIFY(containsName(root["attention"].toArray(), "softmax"));
     QVERIFY(containsName(root["positional"].toArray(), "rope"));
+    QVERIFY(containsName(root["gates"].toArray(), "output_gate"));
     QVERIFY(containsName(root["tasks"].toArray(), "induction"));
     QVERIFY(containsName(root["presets"].toArray(), "default"));
     for (const QJsonValue& task : root["tasks"].toArray()) {

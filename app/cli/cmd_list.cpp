@@ -7,6 +7,7 @@
 #include "data/task.h"
 #include "format.h"
 #include "io/config_json.h"
+#include "model/gates.h"
 #include "positional/positional.h"
 
 namespace attnlab::cli {
@@ -24,6 +25,12 @@ std::vector<Member> membersOf() {
   std::vector<Member> members;
   for (const auto& entry : Registry<Base>::instance().entries())
     members.push_back({entry.name, entry.summary, entry.make()->settingSpecs()});
+  return members;
+}
+
+std::vector<Member> gates() {
+  std::vector<Member> members;
+  for (const GateInfo& gate : gateCatalogue()) members.push_back({gate.name, gate.summary, {}});
   return members;
 }
 
@@ -46,6 +53,7 @@ struct Family {
 std::vector<Family> families() {
   return {{"attention", "Attention variants", membersOf<AttentionVariant>()},
           {"positional", "Positional encodings", membersOf<PositionalEncoding>()},
+          {"gates", "Gates (shared by every variant)", gates()},
           {"tasks", "Tasks", membersOf<Task>()},
           {"presets", "Presets (train --preset NAME)", presets()}};
 }
@@ -103,7 +111,7 @@ Command listCommand() {
   return {"list",
           "[--json]",
           "list attention variants, positional encodings, tasks and presets with their settings",
-          {{"json", "", "print one JSON object: {attention, positional, tasks, presets: [{name, summary, settings}]}"}},
+          {{"json", "", "print one JSON object: {attention, positional, gates, tasks, presets: [{name, summary, settings}]}"}},
           "",
           runList};
 }

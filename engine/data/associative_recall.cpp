@@ -8,7 +8,7 @@
 namespace attnlab {
 namespace {
 
-const SettingSpec kPairs{"pairs", 12, 1, 52, true, "key-value pairs before the query (natural length: 2 x pairs + 2)"};
+const SettingSpec kPairs{"pairs", 12, 1, 52, true, "key-value pairs before the queries (natural length: 2 x pairs + 3 x queries - 1)"};
 const SettingSpec kSymbols{"symbols", 24, 2, 52, true, "distinct keys, and distinct values"};
 const SettingSpec kQueries{"queries", 1, 1, 16, true, "keys asked after the pairs, each '? k v' (more answers per sequence learn faster)"};
 

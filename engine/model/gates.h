@@ -83,3 +83,14 @@ void valueGateForward(std::vector<float>& v);
 void valueGateBackward(const std::vector<float>& gated, std::vector<float>& dv);
 
 }  // namespace attnlab
+
+namespace attnlab {
+
+// The gates with their one-line formulas and config keys, for listings (CLI, UI tooltips).
+struct GateInfo {
+  std::string name;
+  std::string summary;
+};
+const std::vector<GateInfo>& gateCatalogue();
+
+}  // namespace attnlab
