@@ -4,6 +4,8 @@
 // and head-wise output gating as element-wise gating with a constant gate per head.
 #include <QtTest>
 
+#include "trace_support.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -31,13 +33,7 @@ ModelConfig smallConfig(const std::string& positional) {
   return c;
 }
 
-Trace traceOf(const Model& model, const std::vector<int>& tokens) {
-  auto ws = makeWorkspace();
-  std::vector<int> targets(tokens.size(), -1);
-  Trace trace;
-  model.forward(*ws, tokens.data(), targets.data(), 1, static_cast<int>(tokens.size()), &trace);
-  return trace;
-}
+using testing::traceOf;
 
 const std::vector<int> kProbe = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1};
 

@@ -1,6 +1,8 @@
 // Exact invariants of softmax attention and the positional encodings.
 #include <QtTest>
 
+#include "trace_support.h"
+
 #include <cmath>
 
 #include "core/random.h"
@@ -24,13 +26,7 @@ ModelConfig smallConfig(const std::string& positional) {
   return c;
 }
 
-Trace traceOf(const Model& model, const std::vector<int>& tokens) {
-  auto ws = makeWorkspace();
-  std::vector<int> targets(tokens.size(), -1);
-  Trace trace;
-  model.forward(*ws, tokens.data(), targets.data(), 1, static_cast<int>(tokens.size()), &trace);
-  return trace;
-}
+using testing::traceOf;
 }  // namespace
 
 class TestInvariants : public QObject {

@@ -2,6 +2,8 @@
 // emulated score precision (ALiBi's far weights underflow to exactly zero in fp16).
 #include <QtTest>
 
+#include "trace_support.h"
+
 #include <omp.h>
 
 #include <cmath>
@@ -33,13 +35,7 @@ ModelConfig smallConfig(const std::string& attention, const std::string& positio
 
 const std::vector<int> kTokens = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1};
 
-Trace traceOf(const Model& model, const std::vector<int>& tokens) {
-  auto ws = makeWorkspace();
-  std::vector<int> targets(tokens.size(), -1);
-  Trace trace;
-  model.forward(*ws, tokens.data(), targets.data(), 1, static_cast<int>(tokens.size()), &trace);
-  return trace;
-}
+using testing::traceOf;
 
 // A model with every parameter perturbed, so that maps are far from uniform.
 std::unique_ptr<Model> randomisedModel(const ModelConfig& c) {
