@@ -37,6 +37,10 @@ ExperimentConfig unusualConfig() {
   c.model.positional_settings = {{"theta", 500.25}, {"rotary_fraction", 0.5}};
   c.model.projection_sharing = "q-k=v";
   c.model.score_precision = "bf16";
+  c.model.output_gate = "headwise";
+  c.model.value_gate = true;
+  c.model.retention_gate = true;
+  c.model.retention_sparsity = 0.375;
   c.task.name = "associative_recall";
   c.task.settings = {{"pairs", 8}, {"length_multiplier", 1.5}};
   c.task.text_path = "/tmp/some text.txt";
@@ -76,6 +80,10 @@ void compareConfigs(const ExperimentConfig& a, const ExperimentConfig& b) {
   QVERIFY(a.model.positional_settings == b.model.positional_settings);
   QCOMPARE(a.model.projection_sharing, b.model.projection_sharing);
   QCOMPARE(a.model.score_precision, b.model.score_precision);
+  QCOMPARE(a.model.output_gate, b.model.output_gate);
+  QCOMPARE(a.model.value_gate, b.model.value_gate);
+  QCOMPARE(a.model.retention_gate, b.model.retention_gate);
+  QCOMPARE(a.model.retention_sparsity, b.model.retention_sparsity);
   QCOMPARE(a.task.name, b.task.name);
   QVERIFY(a.task.settings == b.task.settings);
   QCOMPARE(a.task.text_path, b.task.text_path);

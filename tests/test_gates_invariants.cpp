@@ -353,6 +353,24 @@ class TestGatesInvariants : public QObject {
     QVERIFY2(pressed < free - 0.2, qPrintable(QString("mean gate %1 with lambda 2 vs %2 without").arg(pressed).arg(free)));
   }
 
+  // The sparsity term shapes training only: validation reports the task's cross-entropy alone, so two
+  // untrained models that differ only in lambda validate to the same loss, bit for bit.
+  void validationLossExcludesSparsityTerm() {
+    auto untrainedValidationLoss = [](double lambda) {
+      ExperimentConfig e;
+      e.model = smallConfig("rope");
+      e.model.vocab = 0;
+      e.model.retention_gate = true;
+      e.model.retention_sparsity = lambda;
+      e.task.name = "toy_language";
+      e.train.batch = 4;
+      e.train.threads = 1;
+      Trainer trainer(e);
+      return trainer.evaluate(2).loss;
+    };
+    QCOMPARE(untrainedValidationLoss(5.0), untrainedValidationLoss(0.0));
+  }
+
   void headwiseGateEqualsElementwiseWithConstantGatePerHead() {
     ModelConfig c = smallConfig("rope");
     c.output_gate = "headwise";

@@ -141,6 +141,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
   ops::layerNormForward(ws.x_final, p.lnf_w->value, p.lnf_b->value, ws.ln_f, ws.lnf_mean, ws.lnf_rstd);
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
   const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
+  ws.cross_entropy = loss;
   if (trace) {
     trace->final_residual_norm.resize(T);
     for (int t = 0; t < T; ++t) trace->final_residual_norm[t] = ws.x_final.row(t).norm();

@@ -27,6 +27,7 @@ struct Workspace {
   Vec lnf_mean, lnf_rstd;
   Mat logits, probs;
   int counted = 0;
+  double cross_entropy = 0;  // the last forward's mean next-token loss, without auxiliary terms
 };
 
 }  // namespace attnlab

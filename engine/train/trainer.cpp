@@ -130,8 +130,9 @@ EvalResult Trainer::evaluate(int batches) {
   long answers = 0, correct = 0, sequences = 0, exact = 0;
   for (int n = 0; n < batches; ++n) {
     const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Validation, rng);
-    const double loss = model_->forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
-    lossSum += loss * ws->counted;
+    // Validation reports the task loss alone: the retention gate's sparsity term is a training pressure.
+    model_->forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+    lossSum += ws->cross_entropy * ws->counted;
     r.tokens += ws->counted;
     const Mat& logits = workspaceLogits(*ws);
     for (int b = 0; b < batch.B; ++b) {
