@@ -15,7 +15,8 @@ size_t bytesPerEntry(const ModelConfig& c) {
 }
 }  // namespace
 
-Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget)
+Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
+                 bool matched)
     : model_(model),
       policy_(std::move(policy)),
       policyName_(policyName),
@@ -26,9 +27,9 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
       group_(H_ / Hkv_),
       cache_(model.config().n_layers, Hkv_, dHead_, H_ / Hkv_, bytesPerEntry(model.config())) {
   const int L = model.config().n_layers;
-  if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited)
+  if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !matched)
     throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget (a count such as 32 or a ratio such as 25%)");
-  if (policyName_ == "full" && budget_.kind != Budget::Kind::unlimited)
+  if (policyName_ == "full" && (budget_.kind != Budget::Kind::unlimited || matched))
     throw std::invalid_argument("eviction policy 'full' keeps every entry and takes no budget");
   caches_.resize(L);
   states_.resize(L);
@@ -63,6 +64,8 @@ void Decoder::reset() {
 }
 
 const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
+  if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !exactCounts)
+    throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget or matched counts");
   token_ = token;
   model_.decodeToken(token, position_, [this](int l, const Mat& x, const Mat& h, Mat& y) { attend(l, x, h, y); }, logits_);
   record_ = {};

@@ -19,7 +19,9 @@ class Decoder {
  public:
   // Throws std::invalid_argument (one line) when a layer's variant cannot decode from a cache
   // (momentum), when the policy needs a budget and has none, or takes none and got one.
-  Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget);
+  // matched: every step() will get exact counts (the matched protocol), which stand in for a budget.
+  Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
+          bool matched = false);
 
   // Starts a new sequence at position 0 (empties the cache and the states).
   void reset();
