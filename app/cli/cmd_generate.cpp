@@ -1,10 +1,16 @@
-// generate: autoregressive sampling from a saved model, one full forward pass per new token.
+// generate: autoregressive sampling from a saved model: one full forward pass per new token, or
+// with --policy one decoding step per token through a KV cache that evicts by that policy.
 #include <algorithm>
 #include <iostream>
 #include <limits>
+#include <stdexcept>
 
+#include "cli_error.h"
 #include "command.h"
+#include "eviction_flags.h"
 #include "format.h"
+#include "kv/decoder.h"
+#include "model/kv_bytes.h"
 #include "model/workspace.h"
 #include "predictions.h"
 #include "setup.h"
@@ -14,16 +20,71 @@ namespace {
 
 // The next token after `sequence`, seeing at most the model's context: once the sequence is
 // longer, the window slides and the oldest tokens drop out of view.
+// The next token from one row of logits: the most likely at temperature 0, else sampled.
+int pick(const float* logits, int vocab, double temperature, Rng& rng) {
+  if (temperature == 0) return static_cast<int>(std::max_element(logits, logits + vocab) - logits);
+  return sampleIndex(softmax(logits, vocab, temperature), rng);
+}
+
 int nextToken(const Model& model, Workspace& ws, const std::vector<int>& sequence, double temperature, Rng& rng) {
   const int T = std::min<int>(sequence.size(), model.config().context);
   const std::vector<int> window(sequence.end() - T, sequence.end());
   const std::vector<int> noTargets(T, -1);
   model.forward(ws, window.data(), noTargets.data(), 1, T);
   const Mat& logits = workspaceLogits(ws);
-  const float* last = logits.row(T - 1).data();
-  const int vocab = static_cast<int>(logits.cols());
-  if (temperature == 0) return static_cast<int>(std::max_element(last, last + vocab) - last);
-  return sampleIndex(softmax(last, vocab, temperature), rng);
+  return pick(logits.row(T - 1).data(), static_cast<int>(logits.cols()), temperature, rng);
+}
+
+// "0-3, 12, 14-20": sorted positions as ranges.
+std::string ranges(const std::vector<int>& positions) {
+  std::string out;
+  for (size_t i = 0; i < positions.size();) {
+    size_t j = i;
+    while (j + 1 < positions.size() && positions[j + 1] == positions[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(positions[i]) + (j > i ? "-" + std::to_string(positions[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+// Decodes the prompt and the new tokens one step each through a cache; appends to `sequence` and
+// fills `steps` (one JSON object per step) and `final` (the last step's record).
+void generateWithCache(const Model& model, const LiveCacheSetup& setup, int count, double temperature, Rng& rng,
+                       std::vector<int>& sequence, Json& steps, StepRecord& final) {
+  try {
+    Decoder decoder(model, makeEvictionPolicy(setup.policy, setup.settings, model.config()), setup.policy, setup.budget);
+    const size_t promptLength = sequence.size();
+    for (size_t i = 0; i < promptLength + count - 1; ++i) {
+      const Mat& logits = decoder.step(sequence[i]);
+      const StepRecord& r = decoder.record();
+      int evicted = 0;
+      for (const HeadOccupancy& h : r.heads) evicted += static_cast<int>(h.evicted.size());
+      steps.push_back({{"position", r.position}, {"live", r.liveEntries()}, {"evicted", evicted}, {"bytes", r.bytes}});
+      if (i + 1 >= promptLength) sequence.push_back(pick(logits.data(), static_cast<int>(logits.cols()), temperature, rng));
+    }
+    final = decoder.record();
+  } catch (const std::invalid_argument& e) {
+    throw CliError(e.what());
+  }
+}
+
+void printOccupancy(const Model& model, const LiveCacheSetup& setup, const Json& steps, const StepRecord& final) {
+  std::cout << "\nKV cache: policy " << setup.policy << ", budget " << setup.budget.describe() << "\n"
+            << "position  live entries  evicted  bytes\n";
+  for (const Json& s : steps)
+    std::cout << std::string(8 - std::min<size_t>(8, std::to_string(s["position"].get<int>()).size()), ' ') << s["position"].get<int>()
+              << std::string(14 - std::min<size_t>(14, std::to_string(s["live"].get<int>()).size()), ' ') << s["live"].get<int>()
+              << std::string(9 - std::min<size_t>(9, std::to_string(s["evicted"].get<int>()).size()), ' ') << s["evicted"].get<int>()
+              << "  " << s["bytes"].get<size_t>() << "\n";
+  std::cout << "after the last step:\n";
+  for (const HeadOccupancy& h : final.heads)
+    std::cout << "  layer " << h.layer << " kv head " << h.kvHead << ": " << h.live.size() << " live (" << ranges(h.live) << "), "
+              << h.bytes << " bytes\n";
+  const size_t dense = kvCacheBytesPerToken(model.config()) * (final.position + 1);
+  std::cout << "cache " << final.bytes << " bytes of " << dense << " without eviction ("
+            << percent(dense ? static_cast<double>(final.bytes) / dense : 1.0) << ")";
+  if (final.stateBytes) std::cout << ", plus " << final.stateBytes << " bytes of linear-attention state";
+  std::cout << std::endl;
 }
 
 int runGenerate(const Args& args) {
@@ -36,21 +97,41 @@ int runGenerate(const Args& args) {
   const std::vector<int> prompt = encodeFlag(args, "prompt", trainer);
 
   Rng rng(static_cast<uint64_t>(seed));
-  auto ws = makeWorkspace();
   std::vector<int> sequence = prompt;
-  for (int i = 0; i < count; ++i) sequence.push_back(nextToken(trainer.model(), *ws, sequence, temperature, rng));
+  const bool cached = args.has("policy") || args.has("budget");
+  const LiveCacheSetup setup = evictionFromFlags(args);
+  Json steps = Json::array();
+  StepRecord final;
+  if (cached) {
+    generateWithCache(trainer.model(), setup, count, temperature, rng, sequence, steps, final);
+  } else {
+    auto ws = makeWorkspace();
+    for (int i = 0; i < count; ++i) sequence.push_back(nextToken(trainer.model(), *ws, sequence, temperature, rng));
+  }
   const std::vector<int> generated(sequence.begin() + prompt.size(), sequence.end());
 
   if (args.has("json")) {
     Json labels = Json::array();
     for (int id : generated) labels.push_back(vocabulary.token(id));
-    std::cout << Json{{"prompt_tokens", prompt},    {"tokens", generated},
-                      {"labels", labels},           {"text", vocabulary.decode(generated)},
-                      {"temperature", temperature}, {"seed", seed}}
-                     .dump()
-              << std::endl;
+    Json out = {{"prompt_tokens", prompt},    {"tokens", generated},
+                {"labels", labels},           {"text", vocabulary.decode(generated)},
+                {"temperature", temperature}, {"seed", seed}};
+    if (cached) {
+      Json heads = Json::array();
+      for (const HeadOccupancy& h : final.heads)
+        heads.push_back({{"layer", h.layer}, {"kv_head", h.kvHead}, {"live", h.live}, {"bytes", h.bytes}});
+      out["cache"] = {{"policy", setup.policy},
+                      {"budget", setup.budget.describe()},
+                      {"steps", steps},
+                      {"heads", heads},
+                      {"bytes", final.bytes},
+                      {"dense_bytes", kvCacheBytesPerToken(trainer.model().config()) * (final.position + 1)},
+                      {"state_bytes", final.stateBytes}};
+    }
+    std::cout << out.dump() << std::endl;
   } else {
     std::cout << vocabulary.decode(sequence) << std::endl;
+    if (cached) printOccupancy(trainer.model(), setup, steps, final);
   }
   return 0;
 }
@@ -59,17 +140,23 @@ int runGenerate(const Args& args) {
 
 Command generateCommand() {
   return {"generate",
-          "--model DIR --prompt \"...\" [--tokens N] [--temperature T] [--seed S] [--json]",
+          "--model DIR --prompt \"...\" [--tokens N] [--temperature T] [--seed S] [--policy NAME [--budget N|R%]\n"
+          "    [--budget-scope head|layer] [--policy-set KEY=VALUE]...] [--json]",
           "continue a prompt by sampling from a saved model",
           {modelFlag(),
            {"prompt", "TEXT", "start of the sequence, in the task's vocabulary"},
            {"tokens", "N", "tokens to generate (default 32)"},
            {"temperature", "T", "sampling temperature; 0 always picks the most likely token (default 1)"},
            {"seed", "S", "random seed for sampling (default 1)"},
-           {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, seed} as one JSON object"}},
-          "Each new token runs the full forward pass over the sequence (no KV cache yet: that comes with\n"
-          "the cache and eviction work). Past the model's context the window slides: only the most recent\n"
-          "context tokens are seen.",
+           evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3],
+           {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, seed[, cache]} as one JSON object"}},
+          "Without --policy each new token runs the full forward pass over the sequence; past the model's\n"
+          "context the window slides (only the most recent context tokens are seen).\n"
+          "With --policy (and --budget where the policy needs one) every token, prompt included, is one\n"
+          "decoding step through a KV cache that physically keeps only live entries: after each step's\n"
+          "attention the policy evicts down to the budget. Occupancy (live entries, evictions, bytes) is\n"
+          "printed per step, then the live positions of every layer and KV head. Positions are not\n"
+          "recycled, so with learned or sinusoidal positions prompt + tokens must fit the context.",
           runGenerate};
 }
 

@@ -7,6 +7,7 @@
 #include "data/task.h"
 #include "format.h"
 #include "io/config_json.h"
+#include "kv/eviction_policy.h"
 #include "model/gates.h"
 #include "positional/positional.h"
 
@@ -55,6 +56,7 @@ std::vector<Family> families() {
           {"positional", "Positional encodings", membersOf<PositionalEncoding>()},
           {"gates", "Gates (shared by every variant)", gates()},
           {"tasks", "Tasks", membersOf<Task>()},
+          {"eviction", "KV-cache eviction policies (generate --policy NAME --budget N|R%)", membersOf<EvictionPolicy>()},
           {"presets", "Presets (train --preset NAME)", presets()}};
 }
 
@@ -76,7 +78,7 @@ void printText(const std::vector<Family>& all) {
     std::cout << "\n";
   }
   std::cout << "Settings are changed with --set, e.g. model.attention_settings.<key>=V, "
-               "model.positional_settings.<key>=V, task.settings.<key>=V.\n";
+               "model.positional_settings.<key>=V, task.settings.<key>=V; eviction settings with --policy-set <key>=V.\n";
 }
 
 void printJson(const std::vector<Family>& all) {
@@ -111,7 +113,7 @@ Command listCommand() {
   return {"list",
           "[--json]",
           "list attention variants, positional encodings, tasks and presets with their settings",
-          {{"json", "", "print one JSON object: {attention, positional, gates, tasks, presets: [{name, summary, settings}]}"}},
+          {{"json", "", "print one JSON object: {attention, positional, gates, tasks, eviction, presets: [{name, summary, settings}]}"}},
           "",
           runList};
 }

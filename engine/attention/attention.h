@@ -56,6 +56,20 @@ struct AttentionGrads {
   float* d_key_gate = nullptr;  // out (=) when inputs.key_gate is set: [B, H, T]
 };
 
+// Decoding (engine/kv): one query against the live entries of a KV cache, in cache order. Entries
+// may have been evicted, so keys carry their absolute positions.
+struct DecodeRowInputs {
+  const float* q = nullptr;          // [d_head], after rotation
+  const float* k = nullptr;          // [n, d_head] live keys of the query head's KV head
+  const float* v = nullptr;          // [n, d_head] their values
+  const int* key_positions = nullptr;  // [n]
+  const float* bias = nullptr;       // [n] positional score bias, or null
+  const float* key_gate = nullptr;   // [n] as AttentionInputs::key_gate, or null
+  int n = 0, dHead = 0, head = 0, query_position = 0;
+  float scale = 1.0f;
+  ScorePrecision precision = ScorePrecision::fp32;
+};
+
 class AttentionVariant {
  public:
   virtual ~AttentionVariant() = default;
@@ -78,6 +92,9 @@ class AttentionVariant {
   // False for variants that decode from a constant-size state instead of a growing KV cache
   // (linear attention); model/kv_bytes.h then counts 0 bytes per token for the layer.
   virtual bool cachesKeysAndValues() const { return true; }
+  // Row t of forward() computed from a cache: writes o [d_head] and the weights [n] of the live
+  // entries. Returns false for variants that do not decode from a KV cache.
+  virtual bool decodeRow(const DecodeRowInputs& /*in*/, float* /*o*/, float* /*weights*/) const { return false; }
 };
 
 using AttentionRegistry = Registry<AttentionVariant>;

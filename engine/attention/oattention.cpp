@@ -28,6 +28,11 @@ class OAttention : public AttentionVariant {
     return {};
   }
   bool needsPresence() const override { return true; }
+  // The layer hands p_j (times any retention gate) as the key gate and applies p_i to the output.
+  bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
+    softmaxDecodeRow(in, beta_, 0, o, weights);
+    return true;
+  }
 
   void forward(const AttentionInputs& in, AttentionOutputs& out) const override {
     const int T = in.shape.T, dHead = in.shape.dHead;

@@ -53,6 +53,23 @@ class SigmoidAttention : public AttentionVariant {
     });
   }
 
+  // b = -log(query position + 1) as in training: a hard-evicted key simply stops contributing.
+  bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
+    const float b = rowBias(in.head, in.query_position);
+    std::fill(o, o + in.dHead, 0.0f);
+    for (int j = 0; j < in.n; ++j) {
+      const float* k = in.k + static_cast<size_t>(j) * in.dHead;
+      float dot = 0;
+      for (int d = 0; d < in.dHead; ++d) dot += in.q[d] * k[d];
+      float s = roundTo(in.precision, in.scale * dot);
+      if (in.bias) s = in.precision == ScorePrecision::fp32 ? s + in.bias[j] : roundTo(in.precision, s + roundTo(in.precision, in.bias[j]));
+      const float x = roundTo(in.precision, beta_ * s + b);
+      weights[j] = roundTo(in.precision, sigmoid(x)) * (in.key_gate ? in.key_gate[j] : 1.0f);
+      for (int d = 0; d < in.dHead; ++d) o[d] += weights[j] * in.v[static_cast<size_t>(j) * in.dHead + d];
+    }
+    return true;
+  }
+
   void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
     const AttentionShape& s = in.shape;
     std::vector<float> dBias(bias_ ? static_cast<size_t>(s.B) * s.H : 0, 0.0f);  // per (batch, head): no races

@@ -16,6 +16,10 @@ class SoftmaxAttention : public AttentionVariant {
   void forward(const AttentionInputs& in, AttentionOutputs& out) const override {
     softmaxAttentionForward(in, out, beta_, 0);
   }
+  bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
+    softmaxDecodeRow(in, beta_, 0, o, weights);
+    return true;
+  }
   void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
     softmaxAttentionBackward(in, saved, g, beta_);
   }

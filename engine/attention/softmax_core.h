@@ -45,6 +45,40 @@ inline void maskedSoftmaxHead(HeadMat S, HeadMat A, float beta, const float* gat
   }
 }
 
+// Decoding row (attention.h: DecodeRowInputs) for the softmax-like variants: s_j = scale q.k_j + b_j
+// rounded as causalScores rounds it, a_j = softmax_j(beta s_j + log g_j) over the live keys whose
+// position lies in the window [query - w + 1, query] (w = 0: all), o = sum_j a_j v_j.
+inline void softmaxDecodeRow(const DecodeRowInputs& in, float beta, int window, float* o, float* weights) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const int first = firstVisibleKey(in.query_position, window);
+  float maxLogit = kMinusInf;
+  for (int j = 0; j < in.n; ++j) {
+    if (in.key_positions[j] < first) {
+      weights[j] = kMinusInf;
+      continue;
+    }
+    float dot = 0;
+    for (int d = 0; d < in.dHead; ++d) dot += in.q[d] * in.k[static_cast<size_t>(j) * in.dHead + d];
+    float s = roundTo(in.precision, in.scale * dot);
+    if (in.bias) s = in.precision == ScorePrecision::fp32 ? s + in.bias[j] : roundTo(in.precision, s + roundTo(in.precision, in.bias[j]));
+    const float z = roundTo(in.precision, beta * s + (in.key_gate ? std::log(in.key_gate[j]) : 0.0f));
+    weights[j] = z;
+    maxLogit = std::isnan(z) ? z : std::max(maxLogit, z);
+  }
+  std::fill(o, o + in.dHead, 0.0f);
+  if (maxLogit == kMinusInf) {  // nothing visible or every key gated to zero: an all-zero row
+    std::fill(weights, weights + in.n, 0.0f);
+    return;
+  }
+  float sum = 0;
+  for (int j = 0; j < in.n; ++j) sum += (weights[j] = roundTo(in.precision, std::exp(weights[j] - maxLogit)));
+  const float inv = 1.0f / sum;
+  for (int j = 0; j < in.n; ++j) {
+    weights[j] *= inv;
+    for (int d = 0; d < in.dHead; ++d) o[d] += weights[j] * in.v[static_cast<size_t>(j) * in.dHead + d];
+  }
+}
+
 // Forward of the whole layer: S = scale Q K^T + bias, masked softmax, O = A V.
 inline void softmaxAttentionForward(const AttentionInputs& in, AttentionOutputs& out, float beta, int window) {
   forEachHead(in.shape, [&](const HeadSlices& h) {

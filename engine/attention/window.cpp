@@ -22,6 +22,10 @@ class WindowAttention : public AttentionVariant {
     softmaxAttentionForward(in, out, beta_, window_);
   }
   // Keys outside the window have a = 0, so the softmax backward gives them exactly zero gradient.
+  bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
+    softmaxDecodeRow(in, beta_, window_, o, weights);
+    return true;
+  }
   void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
     softmaxAttentionBackward(in, saved, g, beta_);
   }

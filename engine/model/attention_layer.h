@@ -37,6 +37,16 @@ struct AttentionActs {
   Mat out_gate;                         // [B*T, H*d_head] or [B*T, H] output gate values (G2)
 };
 
+// One token's share of decoding (engine/kv/decoder.h): row t of forward()'s intermediate values.
+struct DecodeToken {
+  int position = 0;
+  std::vector<float> q;          // [H, d_head] after rotation
+  std::vector<float> k, v;       // [Hkv, d_head] after value gate and rotation
+  std::vector<float> retention;  // [H] G1 gate g of this token as a key, or empty
+  float presence = 1.0f;         // G3 p of this token (1 when the variant has none)
+  Mat angles;                    // [1, pairs] rotary angles, empty without rotation
+};
+
 class AttentionLayer {
  public:
   // Throws std::invalid_argument on a bad variant name or setting.
@@ -53,6 +63,19 @@ class AttentionLayer {
   // dy, which is read first). Includes the auxiliary loss's gradient; accumulates parameter gradients.
   void backward(const Mat& x, const Mat& h, const Mat& dy, const int* pos, int B, int T, AttentionActs& acts, Mat& dx,
                 Mat& dh);
+  // --- Decoding one token at a time (engine/kv), the same arithmetic as one row of forward() ---
+  const AttentionVariant& variant() const { return *variant_; }
+  const PositionalEncoding& positional() const { return positional_; }
+  int layer() const { return layer_; }
+  float scoreScale() const;
+  ScorePrecision precision() const { return precision_; }
+  bool rotary() const;
+  bool hasKeyGate() const { return retention_ || presenceTau_ > 0; }
+  // x [1, d_model] the token's normalised input, h its block input. angleSum carries the running
+  // angles of accumulating rotations across calls ([pairs], zero before the first token).
+  void decodeToken(const Mat& x, const Mat& h, int token, int pos, std::vector<double>& angleSum, DecodeToken& out) const;
+  // oHeads [1, H*d_head] the heads' outputs for the token; y [1, d_model] the layer's output.
+  void decodeOutput(const Mat& x, const DecodeToken& token, Mat& oHeads, Mat& y) const;
   // Copies batch element 0's maps, q, k, v, gates and presence into `trace`.
   void capture(const AttentionActs& acts, LayerTrace& trace) const;
 

@@ -150,6 +150,38 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
   return loss + aux;
 }
 
+void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Mat& logits) const {
+  const Parts& p = *parts_;
+  const ModelConfig& c = config_;
+  if (token < 0 || token >= c.vocab) throw std::invalid_argument("token id " + std::to_string(token) + " is outside the vocabulary");
+  if (pos >= c.context && p.positional->absolute())
+    throw std::invalid_argument("position " + std::to_string(pos) + " is beyond the context of " + std::to_string(c.context) +
+                                " that " + c.positional + " positions cover");
+  Mat x = p.tok_emb->value.row(token);
+  if (p.positional->absolute()) p.positional->addToEmbeddings(x, &pos, 1, 1);
+  Mat ln, y, mid, hidden, act, mlp;
+  Vec mean, rstd;
+  for (int l = 0; l < c.n_layers; ++l) {  // the arithmetic of forward() for one row
+    const BlockParams& bp = p.blocks[l];
+    ops::layerNormForward(x, bp.ln1_w->value, bp.ln1_b->value, ln, mean, rstd);
+    attention(l, ln, x, y);
+    mid = x + y;
+    if (bp.fc_w) {
+      ops::layerNormForward(mid, bp.ln2_w->value, bp.ln2_b->value, ln, mean, rstd);
+      ops::linearForward(ln, bp.fc_w->value, &bp.fc_b->value, hidden);
+      ops::geluForward(hidden, act);
+      ops::linearForward(act, bp.proj_w->value, &bp.proj_b->value, mlp);
+      x = mid + mlp;
+    } else {
+      x = mid;
+    }
+  }
+  ops::layerNormForward(x, p.lnf_w->value, p.lnf_b->value, ln, mean, rstd);
+  ops::linearForward(ln, p.head ? p.head->value : p.tok_emb->value, nullptr, logits);
+}
+
+const AttentionLayer& Model::attentionLayer(int layer) const { return *parts_->blocks.at(layer).attn; }
+
 void Model::backward(Workspace& ws) {
   Parts& p = *parts_;
   const int B = ws.B, T = ws.T;

@@ -4,6 +4,7 @@
 // output head (tied to the embedding or not). Forward and backward are hand-written (see
 // model/ops.h); activations live in a Workspace so a trace can run beside training.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ namespace attnlab {
 
 struct Workspace;  // activations of one forward pass, kept for its backward (model/workspace.h)
 class Block;
+class AttentionLayer;
 
 class Model {
  public:
@@ -39,6 +41,14 @@ class Model {
   std::vector<double> layerEntropy(const Workspace& ws) const;
   // Parameter names belonging to block `layer` (for per-layer gradient norms).
   bool belongsToLayer(const std::string& paramName, int layer) const;
+
+  // Decoding one token at a time (engine/kv/decoder.h): runs `token` at absolute position `pos`
+  // through embeddings, blocks and head, with `attention(layer, xNorm, h, y)` computing each block's
+  // attention output y [1, d_model] from its normalised input xNorm and block input h (over a cache).
+  // Writes logits [1, vocab].
+  using DecodeAttention = std::function<void(int layer, const Mat& xNorm, const Mat& h, Mat& y)>;
+  void decodeToken(int token, int pos, const DecodeAttention& attention, Mat& logits) const;
+  const AttentionLayer& attentionLayer(int layer) const;
 
   // Bytes of activations a forward+backward at [B, T] needs (the memory estimate shown before training).
   size_t activationBytes(int B, int T) const;

@@ -69,6 +69,7 @@ class AccumulatedRotation : public PositionalEncoding {
   int rotaryPairs() const override { return pairs_; }
   bool rotatesValues() const override { return rotateValues_; }
   bool rotaryAnglesNeedGradient() const override { return learned_; }
+  bool accumulatesAngles() const override { return true; }
 
   void rotaryAngles(int layer, const Mat& x, const int* /*pos*/, int B, int T, Mat& angles) const override {
     tokenRotaryAngles(layer, x, nullptr, nullptr, B, T, angles);

@@ -46,6 +46,9 @@ class PositionalEncoding {
   virtual bool rotaryAnglesNeedGradient() const { return false; }
   // Given d(loss)/d(angles) [B*T, pairs], accumulates into the encoding's own parameter gradients and adds to dx.
   virtual void rotaryAnglesBackward(int /*layer*/, const Mat& /*x*/, const Mat& /*dAngles*/, int /*B*/, int /*T*/, Mat& /*dx*/) const {}
+  // True when the angles are running sums over the call's tokens (accumulated rotation): a decoder
+  // fed one token per call adds each call's angles to the previous token's.
+  virtual bool accumulatesAngles() const { return false; }
   // True when values turn too: v_j by +angle_j before attention, head output o_i by -angle_i after
   // (the attention layer applies both and their backward).
   virtual bool rotatesValues() const { return false; }

@@ -1,0 +1,165 @@
+#include "kv/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "model/projection_sharing.h"
+
+namespace attnlab {
+
+namespace {
+size_t bytesPerEntry(const ModelConfig& c) {
+  const auto sharing = projectionSharingOf(c.projection_sharing);
+  return (sharing && sharing->valueIsKey ? 1 : 2) * static_cast<size_t>(c.headDim()) * sizeof(float);
+}
+}  // namespace
+
+Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
+                 bool matched)
+    : model_(model),
+      policy_(std::move(policy)),
+      policyName_(policyName),
+      budget_(budget),
+      H_(model.config().n_heads),
+      Hkv_(model.config().kvHeads()),
+      dHead_(model.config().headDim()),
+      group_(H_ / Hkv_),
+      cache_(model.config().n_layers, Hkv_, dHead_, H_ / Hkv_, bytesPerEntry(model.config())) {
+  const int L = model.config().n_layers;
+  if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !matched)
+    throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget (a count such as 32 or a ratio such as 25%)");
+  if (policyName_ == "full" && (budget_.kind != Budget::Kind::unlimited || matched))
+    throw std::invalid_argument("eviction policy 'full' keeps every entry and takes no budget");
+  caches_.resize(L);
+  states_.resize(L);
+  angleSums_.resize(L);
+  weights_.assign(L, std::vector<std::vector<float>>(Hkv_));
+  for (int l = 0; l < L; ++l) {
+    const AttentionVariant& variant = model.attentionLayer(l).variant();
+    caches_[l] = variant.cachesKeysAndValues();
+    if (!caches_[l]) {
+      states_[l].assign(H_, LinearAttentionState(dHead_));
+      continue;
+    }
+    const std::vector<float> zeros(dHead_, 0.0f);
+    std::vector<float> o(dHead_);
+    DecodeRowInputs probe;
+    probe.q = zeros.data();
+    probe.dHead = dHead_;
+    if (!variant.decodeRow(probe, o.data(), nullptr))
+      throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) + "' (layer " + std::to_string(l) +
+                                  ") cannot decode from a KV cache yet");
+  }
+}
+
+void Decoder::reset() {
+  cache_.clear();
+  for (auto& layer : states_)
+    for (auto& s : layer) s.reset();
+  for (auto& a : angleSums_) std::fill(a.begin(), a.end(), 0.0);
+  position_ = 0;
+  policy_->reset();
+  record_ = {};
+}
+
+const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
+  if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !exactCounts)
+    throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget or matched counts");
+  token_ = token;
+  model_.decodeToken(token, position_, [this](int l, const Mat& x, const Mat& h, Mat& y) { attend(l, x, h, y); }, logits_);
+  record_ = {};
+  record_.position = position_;
+  record_.token = token;
+  for (int l = 0; l < cache_.layers(); ++l) {
+    if (caches_[l]) evict(l, exactCounts);
+    else record_.stateBytes += states_[l].size() * states_[l][0].bytes();
+  }
+  ++position_;
+  return logits_;
+}
+
+void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
+  const AttentionLayer& layer = model_.attentionLayer(l);
+  layer.decodeToken(x, h, token_, position_, angleSums_[l], piece_);
+  const DecodeToken& t = piece_;
+  Mat oHeads = Mat::Zero(1, static_cast<Eigen::Index>(H_) * dHead_);
+  // key gate of this token for query head hd: g_hd * p (each factor 1 when absent), as forward builds it
+  auto keyGate = [&](int hd) { return (t.retention.empty() ? 1.0f : t.retention[hd]) * t.presence; };
+  if (!caches_[l]) {  // linear attention: add this token to each head's state, then read it
+    for (int hd = 0; hd < H_; ++hd) {
+      const size_t kv = static_cast<size_t>(hd / group_) * dHead_;
+      states_[l][hd].step(t.q.data() + static_cast<size_t>(hd) * dHead_, t.k.data() + kv, t.v.data() + kv,
+                          oHeads.data() + static_cast<size_t>(hd) * dHead_, layer.hasKeyGate() ? keyGate(hd) : 1.0f);
+    }
+    layer.decodeOutput(x, t, oHeads, y);
+    return;
+  }
+  const PositionalEncoding& positional = layer.positional();
+  std::vector<float> groupGate(group_), bias;
+  for (int kvh = 0; kvh < Hkv_; ++kvh) {
+    HeadCache& hc = cache_.head(l, kvh);
+    for (int g = 0; g < group_; ++g) groupGate[g] = keyGate(kvh * group_ + g);
+    hc.append(t.k.data() + static_cast<size_t>(kvh) * dHead_, t.v.data() + static_cast<size_t>(kvh) * dHead_, position_,
+              t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
+              layer.hasKeyGate() ? groupGate.data() : nullptr);
+    const int n = hc.size();
+    std::vector<float>& w = weights_[l][kvh];
+    w.assign(static_cast<size_t>(group_) * n, 0.0f);
+    for (int g = 0; g < group_; ++g) {
+      const int hd = kvh * group_ + g;
+      if (positional.scoreBias()) {
+        bias.assign(n, 0.0f);
+        positional.addScoreBias(hd, H_, &position_, 1, hc.positions.data(), n, bias.data());
+      }
+      DecodeRowInputs in;
+      in.q = t.q.data() + static_cast<size_t>(hd) * dHead_;
+      in.k = hc.k.data();
+      in.v = hc.v.data();
+      in.key_positions = hc.positions.data();
+      in.bias = positional.scoreBias() ? bias.data() : nullptr;
+      in.key_gate = hc.keyGateOf(g);
+      in.n = n;
+      in.dHead = dHead_;
+      in.head = hd;
+      in.query_position = position_;
+      in.scale = layer.scoreScale();
+      in.precision = layer.precision();
+      layer.variant().decodeRow(in, oHeads.data() + static_cast<size_t>(hd) * dHead_, w.data() + static_cast<size_t>(g) * n);
+    }
+    for (int i = 0; i < n; ++i) {  // statistics the attention-based policies read
+      float sum = 0;
+      for (int g = 0; g < group_; ++g) sum += w[static_cast<size_t>(g) * n + i];
+      hc.accumulated[i] += sum;
+      hc.latest[i] = sum / group_;
+    }
+  }
+  layer.decodeOutput(x, t, oHeads, y);
+}
+
+void Decoder::evict(int l, const std::vector<int>* exactCounts) {
+  const int seen = position_ + 1;
+  const bool budgeted = exactCounts || budget_.kind != Budget::Kind::unlimited;
+  std::vector<HeadView> views;
+  for (int kvh = 0; kvh < Hkv_; ++kvh) {
+    const int budget = exactCounts ? (*exactCounts)[static_cast<size_t>(l) * Hkv_ + kvh] : budget_.entriesFor(seen);
+    views.push_back(HeadView{cache_.head(l, kvh), l, kvh, position_, budget, budgeted, weights_[l][kvh].data()});
+  }
+  const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, budget_.perLayer, exactCounts != nullptr);
+  for (int kvh = 0; kvh < Hkv_; ++kvh) {
+    HeadCache& hc = cache_.head(l, kvh);
+    const KeepDecision& d = decisions[kvh];
+    HeadOccupancy occ;
+    occ.layer = l;
+    occ.kvHead = kvh;
+    for (int i = 0; i < hc.size(); ++i)
+      if (!d.keep[i]) occ.evicted.push_back({hc.positions[i], policyName_ + ": " + (d.dropped[i] ? policy_->dropRule() : policy_->budgetRule())});
+    if (!occ.evicted.empty()) hc.compact(d.keep);
+    occ.live = hc.positions;
+    occ.bytes = cache_.bytes(l, kvh);
+    record_.bytes += occ.bytes;
+    record_.heads.push_back(std::move(occ));
+  }
+}
+
+}  // namespace attnlab

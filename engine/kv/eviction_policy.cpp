@@ -1,0 +1,118 @@
+#include "kv/eviction_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace attnlab {
+
+int Budget::entriesFor(int seen) const {
+  switch (kind) {
+    case Kind::count: return static_cast<int>(value);
+    case Kind::ratio: return std::max(1, static_cast<int>(std::ceil(value * seen - 1e-9)));
+    case Kind::unlimited: break;
+  }
+  return std::numeric_limits<int>::max() / 2;
+}
+
+std::string Budget::describe() const {
+  const std::string scope = perLayer ? " per layer" : " per head";
+  switch (kind) {
+    case Kind::count: return std::to_string(static_cast<int>(value)) + scope;
+    case Kind::ratio: {
+      std::string pct = std::to_string(value * 100);
+      pct.erase(pct.find_last_not_of('0') + 1);
+      if (pct.back() == '.') pct.pop_back();
+      return pct + "%" + scope;
+    }
+    case Kind::unlimited: break;
+  }
+  return "unlimited";
+}
+
+std::string parseBudget(const std::string& text, const std::string& scope, Budget& out) {
+  if (scope != "head" && scope != "layer") return "budget scope '" + scope + "' is not available (known: head, layer)";
+  const bool ratio = !text.empty() && text.back() == '%';
+  const std::string number = ratio ? text.substr(0, text.size() - 1) : text;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (number.empty() || used != number.size() || !std::isfinite(value))
+    return "budget '" + text + "' is not a count (e.g. 32) or a ratio (e.g. 25%)";
+  if (ratio && !(value > 0 && value <= 100)) return "budget ratio '" + text + "' must be in (0%, 100%]";
+  if (!ratio && !(value >= 1 && value == std::floor(value) && value <= 1e9))
+    return "budget '" + text + "' must be a whole number of entries >= 1 (or a ratio such as 25%)";
+  out.kind = ratio ? Budget::Kind::ratio : Budget::Kind::count;
+  out.value = ratio ? value / 100 : value;
+  out.perLayer = scope == "layer";
+  return {};
+}
+
+std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<HeadView>& views, bool pooled, bool exact) {
+  struct Candidate {
+    int head, index, position;
+    float score;
+    char protect, dropped;
+  };
+  std::vector<KeepDecision> out(views.size());
+  std::vector<std::vector<Candidate>> perHead(views.size());
+  std::vector<float> score;
+  std::vector<char> protect;
+  for (size_t h = 0; h < views.size(); ++h) {
+    const int n = views[h].cache.size();
+    score.assign(n, 0.0f);
+    protect.assign(n, 0);
+    policy.score(views[h], score, protect);
+    out[h].keep.assign(n, 0);
+    out[h].dropped.assign(n, 0);
+    for (int i = 0; i < n; ++i) {
+      const char dropped = std::isinf(score[i]) && score[i] < 0 && !protect[i];
+      out[h].dropped[i] = dropped;
+      perHead[h].push_back({static_cast<int>(h), i, views[h].cache.positions[i], score[i], protect[i], dropped});
+    }
+  }
+  auto ranksBefore = [](const Candidate& a, const Candidate& b) {
+    if (a.protect != b.protect) return a.protect > b.protect;
+    if (a.dropped != b.dropped) return b.dropped > a.dropped;
+    if (a.score != b.score) return a.score > b.score;
+    return a.position > b.position;
+  };
+  auto keepBest = [&](std::vector<Candidate>& pool, long long count) {
+    std::stable_sort(pool.begin(), pool.end(), ranksBefore);
+    for (long long r = 0; r < static_cast<long long>(pool.size()) && r < count; ++r)
+      if (!pool[r].dropped || exact) out[pool[r].head].keep[pool[r].index] = 1;
+  };
+  if (pooled && !exact) {
+    std::vector<Candidate> pool;
+    long long budget = 0;
+    for (size_t h = 0; h < views.size(); ++h) {
+      pool.insert(pool.end(), perHead[h].begin(), perHead[h].end());
+      budget += views[h].budget;
+    }
+    keepBest(pool, budget);
+  } else {
+    for (size_t h = 0; h < views.size(); ++h) keepBest(perHead[h], views[h].budget);
+  }
+  return out;
+}
+
+std::unique_ptr<EvictionPolicy> makeEvictionPolicy(const std::string& name, const Settings& settings, const ModelConfig& model) {
+  auto policy = EvictionPolicyRegistry::instance().create(name);
+  if (!policy)
+    throw std::invalid_argument("unknown eviction policy '" + name + "' (known: " + EvictionPolicyRegistry::instance().names() + ")");
+  if (auto why = validateSettings(settings, policy->settingSpecs(), name); !why.empty()) throw std::invalid_argument(why);
+  for (const auto& [key, value] : settings) {
+    bool known = false;
+    for (const auto& spec : policy->settingSpecs()) known = known || spec.key == key;
+    if (!known) throw std::invalid_argument("eviction policy '" + name + "' has no setting '" + key + "'");
+  }
+  if (auto why = policy->configure(settings, model); !why.empty()) throw std::invalid_argument(why);
+  return policy;
+}
+
+}  // namespace attnlab

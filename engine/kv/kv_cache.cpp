@@ -1,0 +1,89 @@
+#include "kv/kv_cache.h"
+
+#include <algorithm>
+
+namespace attnlab {
+
+float HeadCache::gate(int i) const {
+  if (retention.empty()) return 1.0f;
+  const float* g = retention.data() + static_cast<size_t>(i) * group;
+  return *std::max_element(g, g + group);
+}
+
+void HeadCache::append(const float* key, const float* value, int position, const float* retentionOfGroup,
+                       const float* keyGateOfGroup) {
+  k.insert(k.end(), key, key + dHead);
+  v.insert(v.end(), value, value + dHead);
+  positions.push_back(position);
+  if (retentionOfGroup) retention.insert(retention.end(), retentionOfGroup, retentionOfGroup + group);
+  if (keyGateOfGroup) {  // [group, n] -> [group, n + 1]: each head's row gains one value at its end
+    const int n = size() - 1;
+    std::vector<float> grown(static_cast<size_t>(group) * (n + 1));
+    for (int g = 0; g < group; ++g) {
+      std::copy_n(keyGate.data() + static_cast<size_t>(g) * n, n, grown.data() + static_cast<size_t>(g) * (n + 1));
+      grown[static_cast<size_t>(g) * (n + 1) + n] = keyGateOfGroup[g];
+    }
+    keyGate.swap(grown);
+  }
+  accumulated.push_back(0.0f);
+  latest.push_back(0.0f);
+}
+
+void HeadCache::compact(const std::vector<char>& keep) {
+  const int n = size();
+  int kept = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!keep[i]) continue;
+    std::copy_n(k.data() + static_cast<size_t>(i) * dHead, dHead, k.data() + static_cast<size_t>(kept) * dHead);
+    std::copy_n(v.data() + static_cast<size_t>(i) * dHead, dHead, v.data() + static_cast<size_t>(kept) * dHead);
+    positions[kept] = positions[i];
+    if (!retention.empty()) std::copy_n(retention.data() + static_cast<size_t>(i) * group, group, retention.data() + static_cast<size_t>(kept) * group);
+    accumulated[kept] = accumulated[i];
+    latest[kept] = latest[i];
+    ++kept;
+  }
+  if (!keyGate.empty()) {
+    std::vector<float> shrunk;
+    shrunk.reserve(static_cast<size_t>(group) * kept);
+    for (int g = 0; g < group; ++g)
+      for (int i = 0; i < n; ++i)
+        if (keep[i]) shrunk.push_back(keyGate[static_cast<size_t>(g) * n + i]);
+    keyGate.swap(shrunk);
+  }
+  k.resize(static_cast<size_t>(kept) * dHead);
+  v.resize(static_cast<size_t>(kept) * dHead);
+  positions.resize(kept);
+  if (!retention.empty()) retention.resize(static_cast<size_t>(kept) * group);
+  accumulated.resize(kept);
+  latest.resize(kept);
+}
+
+void HeadCache::clear() {
+  k.clear();
+  v.clear();
+  positions.clear();
+  retention.clear();
+  keyGate.clear();
+  accumulated.clear();
+  latest.clear();
+}
+
+int StepRecord::liveEntries() const {
+  int total = 0;
+  for (const auto& h : heads) total += static_cast<int>(h.live.size());
+  return total;
+}
+
+KvCache::KvCache(int layers, int kvHeads, int dHead, int group, size_t bytesPerEntry)
+    : layers_(layers), kvHeads_(kvHeads), bytesPerEntry_(bytesPerEntry), heads_(static_cast<size_t>(layers) * kvHeads) {
+  for (auto& h : heads_) {
+    h.dHead = dHead;
+    h.group = group;
+  }
+}
+
+void KvCache::clear() {
+  for (auto& h : heads_) h.clear();
+}
+
+}  // namespace attnlab

@@ -1,0 +1,75 @@
+#pragma once
+// The decoding cache: per layer and KV head, the live entries only (evicted ones are gone), each
+// with its key and value rows (after rotation), absolute position, gate values and the attention
+// it has received. Positions travel with the entries, so rotary and bias encodings stay correct
+// after eviction. Plus the step record a KV-occupancy view draws: per layer and head which
+// positions are live, which were evicted this step and by which rule, and the bytes held.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+// One KV head's live entries, in insertion (= position) order. With grouped heads, `group` query
+// heads read it, so gates and attention statistics come per query head of the group.
+struct HeadCache {
+  int dHead = 0, group = 1;
+  std::vector<float> k, v;          // [n, d_head] rows
+  std::vector<int> positions;       // [n]
+  std::vector<float> retention;     // [n, group] G1 gate g per query head, empty without the gate
+  std::vector<float> keyGate;       // [group, n] what the variant receives (g * p), empty without key gates
+  std::vector<float> accumulated;   // [n] attention received, summed over past queries and the group's heads
+  std::vector<float> latest;        // [n] attention from the latest query, mean over the group's heads
+
+  int size() const { return static_cast<int>(positions.size()); }
+  // Largest G1 gate over the group's heads: the entry is needed while any head keeps it.
+  float gate(int i) const;
+  const float* keyGateOf(int headInGroup) const { return keyGate.empty() ? nullptr : keyGate.data() + static_cast<size_t>(headInGroup) * size(); }
+  // Appends one entry; retention [group] and keyGate [group] may be null.
+  void append(const float* key, const float* value, int position, const float* retentionOfGroup, const float* keyGateOfGroup);
+  // Keeps the entries with keep[i] != 0, in order.
+  void compact(const std::vector<char>& keep);
+  void clear();
+};
+
+struct Eviction {
+  int position = 0;
+  std::string rule;  // e.g. "window: older than the most recent B", "learned_gate: g < threshold"
+};
+
+// One layer and KV head after a decoding step.
+struct HeadOccupancy {
+  int layer = 0, kvHead = 0;
+  std::vector<int> live;           // positions held after this step's eviction
+  std::vector<Eviction> evicted;   // positions removed in this step
+  size_t bytes = 0;
+};
+
+// Plain data, copyable to a UI thread as it is.
+struct StepRecord {
+  int position = 0, token = 0;
+  std::vector<HeadOccupancy> heads;  // layers that cache K/V, every KV head (layer-major)
+  size_t bytes = 0;                  // all live entries, as a cache in this format stores them
+  size_t stateBytes = 0;             // constant-size states of layers without a KV cache (linear attention)
+  int liveEntries() const;
+};
+
+class KvCache {
+ public:
+  // bytesPerEntry: what one entry of one KV head costs (2 x d_head x 4, or 1 x when K = V is shared).
+  KvCache(int layers, int kvHeads, int dHead, int group, size_t bytesPerEntry);
+  HeadCache& head(int layer, int kvHead) { return heads_[static_cast<size_t>(layer) * kvHeads_ + kvHead]; }
+  const HeadCache& head(int layer, int kvHead) const { return heads_[static_cast<size_t>(layer) * kvHeads_ + kvHead]; }
+  int layers() const { return layers_; }
+  int kvHeads() const { return kvHeads_; }
+  size_t bytesPerEntry() const { return bytesPerEntry_; }
+  size_t bytes(int layer, int kvHead) const { return head(layer, kvHead).size() * bytesPerEntry_; }
+  void clear();
+
+ private:
+  int layers_, kvHeads_;
+  size_t bytesPerEntry_;
+  std::vector<HeadCache> heads_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,32 @@
+#include "kv/eviction_policy.h"
+
+namespace attnlab {
+namespace {
+
+const SettingSpec kSinks{"sinks", 4, 0, 1e6, true, "s: the first s positions always stay (attention sinks)"};
+
+// E2 (StreamingLLM): the first s "sink" positions plus the most recent B - s.
+class StreamingLlmPolicy : public EvictionPolicy {
+ public:
+  std::vector<SettingSpec> settingSpecs() const override { return {kSinks}; }
+  std::string configure(const Settings& s, const ModelConfig&) override {
+    sinks_ = static_cast<int>(settingOr(s, kSinks));
+    return {};
+  }
+  void score(const HeadView& view, std::vector<float>& score, std::vector<char>& protect) override {
+    for (int i = 0; i < view.cache.size(); ++i) {
+      score[i] = static_cast<float>(view.cache.positions[i]);
+      protect[i] = view.cache.positions[i] < sinks_;
+    }
+  }
+  std::string budgetRule() const override { return "neither a sink nor among the most recent B - s"; }
+
+ private:
+  int sinks_ = 4;
+};
+
+ATTNLAB_REGISTER(EvictionPolicyRegistry, "streaming_llm", "keep the first s sink positions plus the most recent B - s",
+                 [] { return std::make_unique<StreamingLlmPolicy>(); });
+
+}  // namespace
+}  // namespace attnlab
