@@ -16,6 +16,8 @@ struct Command {
   std::vector<FlagSpec> flags;
   std::string notes;                    // extra paragraphs for --help; may be empty
   std::function<int(const Args&)> run;  // returns the exit code
+  // When set, the first argument must name one ("study live-cache"); run() reads it as --subcommand.
+  std::vector<std::string> subcommands = {};
 };
 
 Command listCommand();
@@ -24,6 +26,7 @@ Command evalCommand();
 Command traceCommand();
 Command generateCommand();
 Command benchCommand();
+Command studyCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);

@@ -12,7 +12,7 @@ namespace attnlab::cli {
 namespace {
 
 std::vector<Command> allCommands() {
-  return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand()};
+  return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(), studyCommand()};
 }
 
 const Command* findCommand(const std::vector<Command>& commands, const std::string& name) {
@@ -52,10 +52,19 @@ int run(const std::vector<std::string>& arguments) {
   }
   const Command* command = findCommand(commands, name);
   if (!command) throw CliError("unknown command '" + name + "' (try 'attnlab-cli help')");
-  const std::vector<std::string> rest(arguments.begin() + 1, arguments.end());
+  std::vector<std::string> rest(arguments.begin() + 1, arguments.end());
   if (std::any_of(rest.begin(), rest.end(), isHelpFlag)) {
     std::cout << helpText(*command);
     return 0;
+  }
+  if (!command->subcommands.empty()) {
+    const auto& subs = command->subcommands;
+    if (rest.empty() || std::find(subs.begin(), subs.end(), rest[0]) == subs.end()) {
+      std::string known;
+      for (const auto& s : subs) known += (known.empty() ? "" : ", ") + s;
+      throw CliError("'" + name + "' needs a subcommand first (known: " + known + ")");
+    }
+    rest[0] = "--subcommand=" + rest[0];
   }
   return command->run(Args(rest, command->flags));
 }

@@ -1,0 +1,169 @@
+#include "report_chart.h"
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace attnlab::cli {
+namespace {
+
+int gArgc = 1;
+char gName[] = "attnlab-cli";
+char* gArgv[] = {gName, nullptr};
+
+void dropQtMessages(QtMsgType, const QMessageLogContext&, const QString&) {}
+
+// About `count` round tick values covering [lo, hi].
+std::vector<double> niceTicks(double lo, double hi, int count) {
+  const double span = hi - lo > 0 ? hi - lo : 1.0;
+  const double raw = span / count, magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * magnitude >= raw) {
+      step = m * magnitude;
+      break;
+    }
+  std::vector<double> ticks;
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+QString tickText(double v, bool percent) {
+  if (percent) return QString::number(v * 100, 'g', 4) + "%";
+  return QString::number(v, 'g', 4);
+}
+
+const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),  QColor(214, 39, 40),
+                           QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(23, 190, 207),
+                           QColor(188, 189, 34),  QColor(127, 127, 127)};
+
+}  // namespace
+
+struct OffscreenGui::Impl {
+  QtMessageHandler previous = nullptr;
+  std::unique_ptr<QGuiApplication> app;
+};
+
+OffscreenGui::OffscreenGui() : impl_(std::make_unique<Impl>()) {
+  impl_->previous = qInstallMessageHandler(dropQtMessages);
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  impl_->app = std::make_unique<QGuiApplication>(gArgc, gArgv);
+}
+
+OffscreenGui::~OffscreenGui() {
+  impl_->app.reset();
+  qInstallMessageHandler(impl_->previous);
+}
+
+std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width, int height) {
+  if (!QGuiApplication::instance()) return "charts need an OffscreenGui";
+  double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin, yMin = xMin, yMax = -xMin;
+  for (const auto& s : chart.series)
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      if (!std::isfinite(s.y[i]) || s.y[i] <= 0) continue;
+      xMin = std::min(xMin, s.x[i]);
+      xMax = std::max(xMax, s.x[i]);
+      yMin = std::min(yMin, s.y[i]);
+      yMax = std::max(yMax, s.y[i]);
+    }
+  if (!std::isfinite(xMin) || !std::isfinite(yMin)) return "chart '" + chart.title + "' has no finite positive values";
+  const bool logY = yMax / yMin > 20;
+  auto yValue = [&](double y) { return logY ? std::log10(y) : y; };
+  double lo = yValue(yMin), hi = yValue(yMax);
+  const double pad = (hi - lo > 0 ? hi - lo : 1.0) * 0.06;
+  lo -= pad;
+  hi += pad;
+  if (!logY) lo = std::max(0.0, lo);
+  if (xMax == xMin) xMax = xMin + 1;
+
+  QImage image(width, height, QImage::Format_ARGB32);
+  image.fill(Qt::white);
+  QPainter p(&image);
+  p.setRenderHint(QPainter::Antialiasing);
+  QFont font = p.font();
+  font.setPixelSize(13);
+  p.setFont(font);
+  const QRectF plot(80, 50, width - 80 - 230, height - 50 - 70);
+  auto px = [&](double x) { return plot.left() + (x - xMin) / (xMax - xMin) * plot.width(); };
+  auto py = [&](double y) { return plot.bottom() - (yValue(y) - lo) / (hi - lo) * plot.height(); };
+
+  // title, grid, ticks
+  QFont titleFont = font;
+  titleFont.setPixelSize(16);
+  titleFont.setBold(true);
+  p.setFont(titleFont);
+  p.drawText(QRectF(0, 10, width, 30), Qt::AlignHCenter, QString::fromStdString(chart.title));
+  p.setFont(font);
+  p.setPen(QPen(QColor(225, 225, 225), 1));
+  const std::vector<double> xTicks = niceTicks(xMin, xMax, 6);
+  std::vector<double> yTicks;
+  if (logY) {
+    for (int e = static_cast<int>(std::floor(lo)); e <= static_cast<int>(std::ceil(hi)); ++e)
+      for (double m : {1.0, 2.0, 5.0})
+        if (const double v = m * std::pow(10.0, e); yValue(v) >= lo && yValue(v) <= hi) yTicks.push_back(v);
+  } else {
+    yTicks = niceTicks(lo, hi, 6);
+  }
+  for (double x : xTicks) p.drawLine(QPointF(px(x), plot.top()), QPointF(px(x), plot.bottom()));
+  for (double y : yTicks) p.drawLine(QPointF(plot.left(), py(y)), QPointF(plot.right(), py(y)));
+  p.setPen(QPen(Qt::black, 1));
+  p.drawRect(plot);
+  for (double x : xTicks)
+    p.drawText(QRectF(px(x) - 40, plot.bottom() + 4, 80, 20), Qt::AlignHCenter | Qt::AlignTop, tickText(x, chart.xPercent));
+  for (double y : yTicks) p.drawText(QRectF(0, py(y) - 10, plot.left() - 6, 20), Qt::AlignRight | Qt::AlignVCenter, tickText(y, false));
+  p.drawText(QRectF(plot.left(), plot.bottom() + 28, plot.width(), 20), Qt::AlignHCenter, QString::fromStdString(chart.xLabel));
+  p.save();
+  p.translate(18, plot.center().y());
+  p.rotate(-90);
+  p.drawText(QRectF(-plot.height() / 2, -10, plot.height(), 20), Qt::AlignHCenter,
+             QString::fromStdString(chart.yLabel) + (logY ? " (log scale)" : ""));
+  p.restore();
+
+  // series and legend
+  p.setClipRect(plot.adjusted(-4, -4, 4, 4));
+  for (size_t s = 0; s < chart.series.size(); ++s) {
+    const ChartSeries& series = chart.series[s];
+    const QColor colour = series.dashed ? QColor(60, 60, 60) : kPalette[s % std::size(kPalette)];
+    QPen pen(colour, series.dashed ? 1.5 : 2.2);
+    if (series.dashed) pen.setStyle(Qt::DashLine);
+    p.setPen(pen);
+    QPainterPath line;
+    bool started = false;
+    for (size_t i = 0; i < series.x.size(); ++i) {
+      if (!std::isfinite(series.y[i]) || series.y[i] <= 0) continue;
+      const QPointF point(px(series.x[i]), py(series.y[i]));
+      started ? line.lineTo(point) : line.moveTo(point);
+      started = true;
+    }
+    p.drawPath(line);
+    if (!series.dashed)
+      for (size_t i = 0; i < series.x.size(); ++i)
+        if (std::isfinite(series.y[i]) && series.y[i] > 0) {
+          p.setBrush(colour);
+          p.drawEllipse(QPointF(px(series.x[i]), py(series.y[i])), 3.5, 3.5);
+        }
+  }
+  p.setClipping(false);
+  for (size_t s = 0; s < chart.series.size(); ++s) {
+    const ChartSeries& series = chart.series[s];
+    const QColor colour = series.dashed ? QColor(60, 60, 60) : kPalette[s % std::size(kPalette)];
+    const double y = plot.top() + 10 + 22.0 * s;
+    QPen pen(colour, 2.2);
+    if (series.dashed) pen.setStyle(Qt::DashLine);
+    p.setPen(pen);
+    p.drawLine(QPointF(plot.right() + 16, y), QPointF(plot.right() + 44, y));
+    p.setPen(Qt::black);
+    p.drawText(QRectF(plot.right() + 50, y - 10, 180, 20), Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(series.name));
+  }
+  p.end();
+  if (!image.save(QString::fromStdString(path), "PNG")) return "cannot write " + path;
+  return {};
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,38 @@
+#pragma once
+// Line charts drawn to PNG files for the study reports: QPainter on a QImage, offscreen, so the
+// CLI needs Qt Gui but never a display.
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnlab::cli {
+
+// While alive, a QGuiApplication on the offscreen platform (QPainter's text needs one), with
+// Qt's own warnings silenced: the CLI's output stays its own.
+class OffscreenGui {
+ public:
+  OffscreenGui();
+  ~OffscreenGui();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ChartSeries {
+  std::string name;
+  std::vector<double> x, y;
+  bool dashed = false;  // a reference line (e.g. the dense model)
+};
+
+struct LineChart {
+  std::string title, xLabel, yLabel;
+  std::vector<ChartSeries> series;
+  bool xPercent = false;  // tick labels as percentages of 1
+};
+
+// Writes `chart` as a PNG. The y axis turns logarithmic (and says so) when the values span more
+// than a factor of 20. Needs an OffscreenGui alive. Returns "" or a one-line reason.
+std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width = 960, int height = 600);
+
+}  // namespace attnlab::cli

@@ -1,0 +1,124 @@
+// attnlab-cli's cache commands end to end: generate through a KV cache with a policy and budget
+// (occupancy and bytes), their bad input, and a tiny live-cache study writing its report folder.
+#include <QtTest>
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QByteArray out, err;
+};
+
+Run runCli(const QStringList& arguments) {
+  QProcess process;
+  process.start(QCoreApplication::applicationDirPath() + "/attnlab-cli", arguments);
+  Run run;
+  if (!process.waitForFinished(10 * 60 * 1000) || process.exitStatus() != QProcess::NormalExit) {
+    process.kill();
+    run.err = "attnlab-cli crashed or timed out: " + process.readAllStandardError();
+    return run;
+  }
+  run.exitCode = process.exitCode();
+  run.out = process.readAllStandardOutput();
+  run.err = process.readAllStandardError();
+  return run;
+}
+
+}  // namespace
+
+class TestKvCli : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  QString model_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    model_ = tmp_.filePath("lm");
+    const Run train = runCli({"train", "--preset", "default", "--set", "model.d_model=16", "--set", "model.n_layers=1", "--set",
+                              "model.n_heads=2", "--set", "model.context=24", "--set", "model.positional=rope", "--set",
+                              "model.retention_gate=true", "--set", "train.batch=4", "--steps", "3", "--out", model_, "--quiet"});
+    QVERIFY2(train.exitCode == 0, train.err.constData());
+  }
+
+  void generateReportsOccupancyAndBytes() {
+    const Run run = runCli({"generate", "--model", model_, "--prompt", "the", "--tokens", "9", "--temperature", "0", "--policy", "window",
+                            "--budget", "4", "--json"});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    const QJsonObject cache = QJsonDocument::fromJson(run.out).object()["cache"].toObject();
+    QCOMPARE(cache["policy"].toString(), QString("window"));
+    const QJsonArray steps = cache["steps"].toArray();
+    QCOMPARE(steps.size(), 9);  // the prompt token and 8 of the 9 new ones (the last needs no step)
+    // one layer, two KV heads, d_head 8: an entry costs 2 x 8 x 4 bytes per head
+    QCOMPARE(steps[2].toObject()["live"].toInt(), 2 * 3);
+    QCOMPARE(steps[8].toObject()["live"].toInt(), 2 * 4);
+    QCOMPARE(steps[8].toObject()["bytes"].toInt(), 2 * 4 * 64);
+    QCOMPARE(steps[8].toObject()["evicted"].toInt(), 2);
+    QCOMPARE(cache["dense_bytes"].toInt(), 2 * 9 * 64);
+    for (const QJsonValue& h : cache["heads"].toArray()) QCOMPARE(h.toObject()["live"].toArray().size(), 4);
+    // text mode prints the per-step table and the final positions
+    const Run text = runCli({"generate", "--model", model_, "--prompt", "the", "--tokens", "9", "--temperature", "0", "--policy",
+                             "streaming_llm", "--budget", "4", "--policy-set", "sinks=1"});
+    QVERIFY2(text.exitCode == 0, text.err.constData());
+    QVERIFY(text.out.contains("KV cache: policy streaming_llm, budget 4 per head"));
+    QVERIFY(text.out.contains("layer 0 kv head 1: 4 live (0, 6-8), 256 bytes"));
+  }
+
+  void badCacheFlagsSayWhy_data() {
+    QTest::addColumn<QStringList>("flags");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("unknown policy") << QStringList{"--policy", "lru", "--budget", "4"} << "unknown eviction policy 'lru'";
+    QTest::newRow("no budget") << QStringList{"--policy", "h2o"} << "needs a budget";
+    QTest::newRow("zero budget") << QStringList{"--policy", "h2o", "--budget", "0"} << "whole number of entries >= 1";
+    QTest::newRow("ratio") << QStringList{"--policy", "h2o", "--budget", "120%"} << "must be in (0%, 100%]";
+    QTest::newRow("scope") << QStringList{"--policy", "h2o", "--budget", "4", "--budget-scope", "model"} << "scope 'model'";
+    QTest::newRow("setting") << QStringList{"--policy", "h2o", "--budget", "4", "--policy-set", "recent_ratio=3"} << "recent_ratio";
+    QTest::newRow("not a number") << QStringList{"--policy", "h2o", "--budget", "4", "--policy-set", "recent_ratio"} << "not KEY=NUMBER";
+  }
+  void badCacheFlagsSayWhy() {
+    QFETCH(QStringList, flags);
+    QFETCH(QString, message);
+    const Run run = runCli(QStringList{"generate", "--model", model_, "--prompt", "the", "--tokens", "2"} + flags);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.err.startsWith("attnlab-cli: ") && run.err.contains(message.toUtf8()), run.err.constData());
+    QCOMPARE(run.err.count('\n'), 1);
+  }
+
+  void listShowsThePolicies() {
+    const Run run = runCli({"list", "--json"});
+    QVERIFY(run.exitCode == 0);
+    QCOMPARE(QJsonDocument::fromJson(run.out).object()["eviction"].toArray().size(), 10);
+  }
+
+  void tinyStudyWritesTheReport() {
+    const QString out = tmp_.filePath("study");
+    const Run run = runCli({"study", "live-cache", "--quick", "--seeds", "3", "--out", out, "--quiet"});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    QVERIFY(run.err.isEmpty());
+    QFile report(out + "/report.md");
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QByteArray md = report.readAll();
+    QVERIFY(md.contains("- Seeds: 3"));
+    QVERIFY(md.contains("| model | seed | dense PPL | PPL, hard eviction | delta vs own dense | live-cache share | h2o PPL (matched) |"));
+    for (const char* model : {"softmax+gate/rope", "softmax/rope", "sigmoid+gate/alibi", "sigmoid/alibi"})
+      QVERIFY2(md.contains(QByteArray("| ") + model + " | 3 |"), model);
+    QVERIFY(md.contains("## Findings, as measured"));
+    QFile csv(out + "/results.csv");
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(csv.readAll().trimmed().split('\n').size(), 1 + 8);
+    const QStringList charts = QDir(out + "/charts").entryList({"*.png"});
+    QCOMPARE(charts.size(), 8);
+    QFile chart(out + "/charts/" + charts.first());
+    QVERIFY(chart.open(QIODevice::ReadOnly));
+    const QByteArray png = chart.readAll();
+    QVERIFY(png.startsWith("\x89PNG\r\n\x1a\n") && png.size() > 5000);
+    // the subcommand is required
+    const Run missing = runCli({"study", "--out", out});
+    QCOMPARE(missing.exitCode, 2);
+    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache)"));
+  }
+};
+
+QTEST_MAIN(TestKvCli)
+#include "test_kv_cli.moc"
