@@ -24,6 +24,8 @@ Command evalCommand();
 Command traceCommand();
 Command generateCommand();
 Command benchCommand();
+Command analyzeCommand();
+Command studyCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);
