@@ -26,6 +26,7 @@ Command evalCommand();
 Command traceCommand();
 Command generateCommand();
 Command benchCommand();
+Command analyzeCommand();
 Command studyCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.

@@ -12,7 +12,8 @@ namespace attnlab::cli {
 namespace {
 
 std::vector<Command> allCommands() {
-  return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(), studyCommand()};
+  return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(),
+          analyzeCommand(), studyCommand()};
 }
 
 const Command* findCommand(const std::vector<Command>& commands, const std::string& name) {

@@ -236,6 +236,10 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
   // value rotation: o_i turned back by -phi_i (a.o keeps the variant's own output for its backward)
   if (rotary && positional_.rotatesValues()) rotateTokenRows(a.o_flat, a.angles, H_, dHead_, true);
   gateOutputs(x, a);
+  if (!headGains_.empty()) {
+    a.o_before_head_gains = a.o_flat;
+    for (int hd = 0; hd < H_; ++hd) a.o_flat.middleCols(hd * dHead_, dHead_) *= headGains_[hd];
+  }
   project(a.o_flat, wo_->value, y);
   return aux;
 }
@@ -244,6 +248,11 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
                               Mat& dx, Mat& dh) {
   Mat dOFlat;
   ops::linearBackward(dy, a.o_flat, wo_->value, &dOFlat, wo_->grad, nullptr);  // from y = o_flat Wo^T
+  for (int hd = 0; hd < static_cast<int>(headGains_.size()); ++hd) {  // from o_flat[h] = g_h o[h]
+    auto dHeadOut = dOFlat.middleCols(hd * dHead_, dHead_);
+    headGainGrad_[hd] += dHeadOut.cwiseProduct(a.o_before_head_gains.middleCols(hd * dHead_, dHead_)).cast<double>().sum();
+    dHeadOut *= headGains_[hd];
+  }
   Mat dxGates;  // the gates' share of dx, added once dx is assigned
   if (outputGate_ || !a.key_gate.empty()) dxGates.setZero(x.rows(), x.cols());
   std::vector<float> dPresence(a.presence.size(), 0.0f);
@@ -300,6 +309,13 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
   if (dxGates.size()) dx += dxGates;
   if (!dPresence.empty()) presenceBackward(h, presenceTau_, dPresence, dh);  // from p = |h|^2 / (tau + |h|^2)
   if (dAngles.size()) positional_.rotaryAnglesBackward(layer_, x, dAngles, B, T, dx);
+}
+
+void AttentionLayer::setHeadGains(std::vector<float> gains) {
+  if (!gains.empty() && static_cast<int>(gains.size()) != H_)
+    throw std::invalid_argument("head gains list " + std::to_string(gains.size()) + " values for " + std::to_string(H_) + " heads");
+  headGains_ = std::move(gains);
+  headGainGrad_.assign(headGains_.size(), 0.0);
 }
 
 void AttentionLayer::capture(const AttentionActs& a, LayerTrace& trace) const {

@@ -35,6 +35,7 @@ struct AttentionActs {
   std::vector<float> key_gate;          // [B, H, T] the key gate the variant received (g * p), or empty
   Mat o_ungated;                        // [B*T, H*d_head] o_flat before receiver presence and output gate
   Mat out_gate;                         // [B*T, H*d_head] or [B*T, H] output gate values (G2)
+  Mat o_before_head_gains;              // o_flat before the head gains (only while gains are set)
 };
 
 // One token's share of decoding (engine/kv/decoder.h): row t of forward()'s intermediate values.
@@ -79,6 +80,12 @@ class AttentionLayer {
   // Copies batch element 0's maps, q, k, v, gates and presence into `trace`.
   void capture(const AttentionActs& acts, LayerTrace& trace) const;
 
+  // Head mask hook (analysis/head_importance.h): gain g_h scales head h's output before the output
+  // projection (0 ablates the head). Empty, the default, switches it off at no cost. While set,
+  // backward() adds d(loss)/d(g_h) to headGainGradient(); setting the gains clears it.
+  void setHeadGains(std::vector<float> gains);
+  const std::vector<double>& headGainGradient() const { return headGainGrad_; }
+
  private:
   int layer_, H_, Hkv_, dHead_;
   std::string variantName_;
@@ -92,6 +99,8 @@ class AttentionLayer {
   float presenceTau_ = 0;    // > 0 when the variant needs presence
   std::unique_ptr<OutputGate> outputGate_;
   std::unique_ptr<RetentionGate> retention_;
+  std::vector<float> headGains_;      // [H] or empty (off)
+  std::vector<double> headGainGrad_;  // [H] d(loss)/d(gain), accumulated by backward()
 
   void project(const Mat& in, const Mat& W, Mat& out) const;
   double keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const;

@@ -234,6 +234,19 @@ bool Model::belongsToLayer(const std::string& name, int layer) const {
   return name.compare(0, pre.size(), pre) == 0;
 }
 
+void Model::setHeadGains(const std::vector<std::vector<float>>& gains) {
+  if (!gains.empty() && static_cast<int>(gains.size()) != config_.n_layers)
+    throw std::invalid_argument("head gains list " + std::to_string(gains.size()) + " layers for " +
+                                std::to_string(config_.n_layers));
+  for (int l = 0; l < config_.n_layers; ++l) parts_->blocks[l].attn->setHeadGains(gains.empty() ? std::vector<float>{} : gains[l]);
+}
+
+std::vector<std::vector<double>> Model::headGainGradients() const {
+  std::vector<std::vector<double>> out;
+  for (const auto& b : parts_->blocks) out.push_back(b.attn->headGainGradient());
+  return out;
+}
+
 size_t Model::activationBytes(int B, int T) const {
   const ModelConfig& c = config_;
   const size_t tokens = static_cast<size_t>(B) * T;

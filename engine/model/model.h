@@ -50,6 +50,12 @@ class Model {
   void decodeToken(int token, int pos, const DecodeAttention& attention, Mat& logits) const;
   const AttentionLayer& attentionLayer(int layer) const;
 
+  // Head mask hook (X3, analysis/head_importance.h): gains[layer][head] scale each head's output
+  // (0 ablates it); an empty list switches the hook off (the default, at no cost). Setting clears
+  // the accumulated d(loss)/d(gain), which every backward() adds to while the gains are set.
+  void setHeadGains(const std::vector<std::vector<float>>& gains);
+  std::vector<std::vector<double>> headGainGradients() const;
+
   // Bytes of activations a forward+backward at [B, T] needs (the memory estimate shown before training).
   size_t activationBytes(int B, int T) const;
 

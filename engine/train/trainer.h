@@ -59,6 +59,7 @@ class Trainer {
   const Model& model() const { return *model_; }
   const Task& task() const { return *task_; }
   int stepsDone() const { return step_; }
+  int sequenceLength() const { return seqLen_; }  // tokens per training/validation sequence
   bool finished() const { return step_ >= config_.train.steps; }
 
   // One optimiser step on a fresh batch. Throws DivergenceError (and leaves weights as they were

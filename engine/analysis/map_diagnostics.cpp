@@ -1,0 +1,178 @@
+#include "analysis/map_diagnostics.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "analysis/analysis.h"
+#include "model/workspace.h"
+
+namespace attnlab {
+
+namespace {
+bool visible(const float* scores, int T, int i, int j) { return scores ? std::isfinite(scores[i * T + j]) : j <= i; }
+
+template <class F>
+void forEachField(MapDiagnostics& a, const MapDiagnostics& b, F f) {
+  f(a.entropy, b.entropy);
+  f(a.normalised_entropy, b.normalised_entropy);
+  f(a.mean_distance, b.mean_distance);
+  f(a.sink, b.sink);
+  f(a.previous_token, b.previous_token);
+  f(a.induction, b.induction);
+  f(a.effective_rank, b.effective_rank);
+}
+}  // namespace
+
+MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
+  MapDiagnostics d;
+  int rows = 0;
+  for (int i = 0; i < T; ++i) {
+    int count = 0;
+    for (int j = 0; j < T; ++j) count += visible(scores, T, i, j);
+    if (count < 2) continue;
+    ++rows;
+    double entropy = 0, distance = 0;
+    for (int j = 0; j < T; ++j) {
+      const double a = weights[i * T + j];
+      if (a > 0) entropy -= a * std::log(a);
+      distance += a * std::abs(i - j);
+    }
+    d.entropy += entropy;
+    d.normalised_entropy += entropy / std::log(static_cast<double>(count));
+    d.mean_distance += distance;
+    d.sink += weights[i * T];
+    if (i > 0) d.previous_token += weights[i * T + i - 1];
+  }
+  if (rows > 0) {
+    d.entropy /= rows;
+    d.normalised_entropy /= rows;
+    d.mean_distance /= rows;
+    d.sink /= rows;
+    d.previous_token /= rows;
+  }
+  d.effective_rank = effectiveRank(weights, T);
+  return d;
+}
+
+double inductionScore(const float* weights, int T, int n) {
+  double sum = 0;
+  int rows = 0;
+  for (int i = n; i < std::min(2 * n, T); ++i, ++rows) sum += weights[i * T + i - n + 1];
+  return rows ? sum / rows : 0.0;
+}
+
+double effectiveRank(const float* weights, int T) {
+  const Eigen::VectorXf s = Eigen::BDCSVD<Mat>(ConstMatMap(weights, T, T)).singularValues();
+  const double total = s.cast<double>().sum();
+  if (total <= 0) return 0;
+  double entropy = 0;
+  for (Eigen::Index i = 0; i < s.size(); ++i)
+    if (s(i) > 0) entropy -= (s(i) / total) * std::log(s(i) / total);
+  return std::exp(entropy);
+}
+
+MapDiagnosticsProbe::MapDiagnosticsProbe(const Task& task, int vocab, int seqLen, int batch, uint64_t seed)
+    : half_(seqLen / 2), workspace_(makeWorkspace()) {
+  Rng rng(seed);
+  probe_ = task.sample(batch, seqLen, Split::Validation, rng);
+  repeated_.B = batch;
+  repeated_.T = 2 * half_;
+  repeated_.targets.assign(static_cast<size_t>(batch) * repeated_.T, -1);
+  for (int b = 0; b < batch; ++b) {
+    std::vector<int> r(half_);
+    for (int& t : r) t = rng.uniformInt(0, vocab - 1);
+    for (int rep = 0; rep < 2; ++rep) repeated_.inputs.insert(repeated_.inputs.end(), r.begin(), r.end());
+  }
+}
+
+MapDiagnosticsProbe::~MapDiagnosticsProbe() = default;
+
+std::vector<std::vector<MapDiagnostics>> MapDiagnosticsProbe::measure(const Model& model) {
+  const ModelConfig& c = model.config();
+  std::vector<std::vector<MapDiagnostics>> out(c.n_layers, std::vector<MapDiagnostics>(c.n_heads));
+  Workspace& ws = *workspace_;
+  model.forward(ws, probe_.inputs.data(), probe_.targets.data(), probe_.B, probe_.T);
+  const int T = probe_.T;
+  for (int l = 0; l < c.n_layers; ++l)
+    for (int h = 0; h < c.n_heads; ++h) {
+      MapDiagnostics& d = out[l][h];
+      for (int b = 0; b < probe_.B; ++b) {
+        const size_t off = (static_cast<size_t>(b) * c.n_heads + h) * T * T;
+        const AttentionActs& a = ws.blocks[l].attn;
+        forEachField(d, diagnoseMap(a.weights.data() + off, a.scores.data() + off, T), [&](double& x, double y) { x += y / probe_.B; });
+      }
+    }
+  if (half_ >= 2) {
+    model.forward(ws, repeated_.inputs.data(), repeated_.targets.data(), repeated_.B, repeated_.T);
+    const int R = repeated_.T;
+    for (int l = 0; l < c.n_layers; ++l)
+      for (int h = 0; h < c.n_heads; ++h)
+        for (int b = 0; b < repeated_.B; ++b)
+          out[l][h].induction +=
+              inductionScore(ws.blocks[l].attn.weights.data() + (static_cast<size_t>(b) * c.n_heads + h) * R * R, R, half_) / repeated_.B;
+  }
+  return out;
+}
+
+std::vector<MapDiagnostics> MapDiagnosticsProbe::layerMeans(const std::vector<std::vector<MapDiagnostics>>& heads) {
+  std::vector<MapDiagnostics> out;
+  for (const auto& layer : heads) {
+    MapDiagnostics m;
+    for (const MapDiagnostics& d : layer) forEachField(m, d, [&](double& x, double y) { x += y / layer.size(); });
+    out.push_back(m);
+  }
+  return out;
+}
+
+namespace {
+
+Json diagnosticsJson(const MapDiagnostics& d) {
+  return {{"entropy", d.entropy},         {"normalised_entropy", d.normalised_entropy},
+          {"mean_distance", d.mean_distance}, {"sink", d.sink},
+          {"previous_token", d.previous_token}, {"induction", d.induction},
+          {"effective_rank", d.effective_rank}};
+}
+
+class MapDiagnosticsAnalysis : public Analysis {
+ public:
+  Json run(Trainer& trainer, const AnalysisOptions& options) const override {
+    const auto selected = selectedHeads(trainer.config().model, options);
+    MapDiagnosticsProbe probe(trainer.task(), trainer.config().model.vocab, trainer.sequenceLength(),
+                              trainer.config().train.batch, options.seed);
+    const auto all = probe.measure(trainer.model());
+    Json heads = Json::array();
+    for (auto [l, h] : selected) {
+      Json j = {{"layer", l}, {"head", h}};
+      j.update(diagnosticsJson(all[l][h]));
+      heads.push_back(std::move(j));
+    }
+    Json layers = Json::array();
+    for (const MapDiagnostics& m : MapDiagnosticsProbe::layerMeans(all)) layers.push_back(diagnosticsJson(m));
+    return {{"probe_sequences", trainer.config().train.batch},
+            {"sequence_length", trainer.sequenceLength()},
+            {"heads", std::move(heads)},
+            {"layer_means", std::move(layers)}};
+  }
+
+  std::string describe(const Json& result) const override {
+    std::ostringstream out;
+    out << "layer head  entropy  norm   distance  sink   prev   induct  eff_rank\n";
+    for (const Json& h : result["heads"]) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%5d %4d  %7.3f  %5.3f  %8.2f  %5.3f  %5.3f  %6.3f  %8.2f\n", h["layer"].get<int>(),
+                    h["head"].get<int>(), h["entropy"].get<double>(), h["normalised_entropy"].get<double>(),
+                    h["mean_distance"].get<double>(), h["sink"].get<double>(), h["previous_token"].get<double>(),
+                    h["induction"].get<double>(), h["effective_rank"].get<double>());
+      out << line;
+    }
+    return out.str();
+  }
+};
+
+ATTNLAB_REGISTER(AnalysisRegistry, "map_diagnostics",
+                 "X2: entropy (raw, normalised), mean distance, sink, previous-token, induction score, effective rank per head",
+                 [] { return std::make_unique<MapDiagnosticsAnalysis>(); });
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,49 @@
+#pragma once
+// X2 per-head map diagnostics, and their per-layer means over training (X6).
+// Row averages skip rows with a single visible key (a query with no choice says nothing):
+// under a causal mask that is row 0.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "data/task.h"
+#include "model/model.h"
+
+namespace attnlab {
+
+struct MapDiagnostics {
+  double entropy = 0;             // -sum_j a_ij log a_ij (nats)
+  double normalised_entropy = 0;  // the same divided by log(visible keys of row i)
+  double mean_distance = 0;       // sum_j a_ij |i - j|
+  double sink = 0;                // a_i0: mass on the first token
+  double previous_token = 0;      // a_i,i-1
+  double induction = 0;           // on [r, r] for random r of length n: a_i,i-n+1 over the repeat
+  double effective_rank = 0;      // exp(entropy of the normalised singular values of the map)
+};
+
+// Diagnostics of one [T, T] row-major map (everything but induction). `scores` tells visible keys
+// (finite) from masked ones (-inf); null means causal (j <= i).
+MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T);
+// Mean of a_i,i-n+1 over rows i in [n, 2n) of a map of the sequence [r, r] with |r| = n.
+double inductionScore(const float* weights, int T, int n);
+double effectiveRank(const float* weights, int T);
+
+// Holds a probe batch from the task and a batch of repeated random sequences, and a workspace, so
+// that measuring a model is two small forward passes (cheap enough for every training snapshot).
+class MapDiagnosticsProbe {
+ public:
+  // `seqLen`: the task's sequence length; the random sequences are [r, r] with |r| = seqLen / 2.
+  MapDiagnosticsProbe(const Task& task, int vocab, int seqLen, int batch, uint64_t seed);
+  ~MapDiagnosticsProbe();
+  // [layer][head], averaged over the batch. Uses the model's configured threads.
+  std::vector<std::vector<MapDiagnostics>> measure(const Model& model);
+  // Mean over the heads of each layer.
+  static std::vector<MapDiagnostics> layerMeans(const std::vector<std::vector<MapDiagnostics>>& heads);
+
+ private:
+  Batch probe_, repeated_;
+  int half_ = 0;
+  std::unique_ptr<Workspace> workspace_;
+};
+
+}  // namespace attnlab
