@@ -15,6 +15,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTimer>
+#include <algorithm>
 
 #include "io/checkpoint.h"
 
@@ -64,7 +65,7 @@ ExperimentFiles::ExperimentFiles(TrainingSession& session, QWidget* window)
   a.enabled = settings.value(QStringLiteral("autosave/enabled"), a.enabled).toBool();
   a.minutes = settings.value(QStringLiteral("autosave/minutes"), a.minutes).toInt();
   a.folder = settings.value(QStringLiteral("autosave/folder"), defaultAutosaveFolder()).toString();
-  setAutosave(a);
+  useAutosave(a);
 }
 
 QStringList ExperimentFiles::recentFolders() const { return QSettings().value(kRecentKey).toStringList(); }
@@ -215,13 +216,17 @@ QString ExperimentFiles::defaultAutosaveFolder() {
 QString ExperimentFiles::autosaveFolderFor(const QString& name) const { return QDir(autosave_.folder).filePath(folderNameOf(name)); }
 
 void ExperimentFiles::setAutosave(const Autosave& settings) {
-  autosave_ = settings;
-  autosave_.minutes = std::max(1, autosave_.minutes);
-  if (autosave_.folder.isEmpty()) autosave_.folder = defaultAutosaveFolder();
+  useAutosave(settings);
   QSettings s;
   s.setValue(QStringLiteral("autosave/enabled"), autosave_.enabled);
   s.setValue(QStringLiteral("autosave/minutes"), autosave_.minutes);
   s.setValue(QStringLiteral("autosave/folder"), autosave_.folder);
+}
+
+void ExperimentFiles::useAutosave(const Autosave& settings) {
+  autosave_ = settings;
+  autosave_.minutes = std::clamp(autosave_.minutes, 1, 24 * 60);
+  if (autosave_.folder.isEmpty()) autosave_.folder = defaultAutosaveFolder();
   autosaveTimer_->stop();
   if (autosave_.enabled) autosaveTimer_->start(autosave_.minutes * 60 * 1000);
 }

@@ -59,7 +59,7 @@ class ExperimentFiles : public QObject {
   void setPrompt(Prompt prompt) { prompt_ = std::move(prompt); }
 
   Autosave autosave() const { return autosave_; }
-  void setAutosave(const Autosave& settings);
+  void setAutosave(const Autosave& settings);  // and remembers it in QSettings
   void editAutosave();  // the settings dialog
   // Saves into the autosave folder if training has gone on since the last autosave (the timer's job).
   void autosaveNow();
@@ -74,6 +74,7 @@ class ExperimentFiles : public QObject {
 
  private:
   void onSaved(const QString& dir, int step, const QString& error, TrainingSession::SaveKind kind);
+  void useAutosave(const Autosave& settings);
   void addRecent(const QString& dir);
   void showProblem(const QString& title, const QString& text);
   QString chooseSaveFolder();

@@ -552,8 +552,8 @@ QString ExperimentPanel::readConfig(ExperimentConfig& out) {
   const double ram = physicalMemoryBytes();
   if (why.isEmpty()) {
     const QLocale english(QLocale::English);  // "1,234,567": grouped, whatever the system locale
-    memory_->setText(tr("<b>Memory for training: %1%2</b><br>%3 parameters: %4 weights and gradients, %5 AdamW"
-                        "<br>activations: %6 at batch %7 \u00d7 %8 tokens")
+    memory_->setText(tr("<b>Memory for training: %1%2</b><br>%3 parameters (weights and gradients %4)"
+                        "<br>AdamW state %5<br>activations %6 at batch %7 \u00d7 %8 tokens")
                          .arg(estimate.exact ? QString() : QStringLiteral("\u2248 "), bytesText(double(estimate.totalBytes())))
                          .arg(english.toString(qulonglong(estimate.parameters)))
                          .arg(bytesText(double(estimate.parameterBytes)), bytesText(double(estimate.optimizerBytes)),

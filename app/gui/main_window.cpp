@@ -76,6 +76,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   buildStatusBar();
   addDockWidget(Qt::LeftDockWidgetArea, panel_);
   resize(1600, 900);
+  resizeDocks({panel_}, {340}, Qt::Horizontal);
 
   panel_->setAppliedConfig(config_);
   files_->startedNew(QString::fromStdString(config_.name));
@@ -100,18 +101,22 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
 
 void MainWindow::buildActions() {
   trainAction_ = new QAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Train"), this);
+  trainAction_->setObjectName(QStringLiteral("trainAction"));
   trainAction_->setShortcut(Qt::Key_F5);
   trainAction_->setToolTip(tr("Train the experiment, or continue a paused one (F5)"));
   connect(trainAction_, &QAction::triggered, this, &MainWindow::train);
   pauseAction_ = new QAction(style()->standardIcon(QStyle::SP_MediaPause), tr("Pause"), this);
+  pauseAction_->setObjectName(QStringLiteral("pauseAction"));
   pauseAction_->setShortcut(Qt::Key_F6);
   pauseAction_->setToolTip(tr("Pause training after the current step (F6)"));
   connect(pauseAction_, &QAction::triggered, session_, &TrainingSession::pause);
   stepAction_ = new QAction(style()->standardIcon(QStyle::SP_MediaSkipForward), tr("Step"), this);
+  stepAction_->setObjectName(QStringLiteral("stepAction"));
   stepAction_->setShortcut(Qt::Key_F10);
   stepAction_->setToolTip(tr("Take one training step and pause, to watch the maps change step by step (F10)"));
   connect(stepAction_, &QAction::triggered, this, &MainWindow::stepOnce);
   resetAction_ = new QAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("Reset"), this);
+  resetAction_->setObjectName(QStringLiteral("resetAction"));
   resetAction_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
   resetAction_->setToolTip(tr("Stop training and clear the results (Shift+F5)"));
   connect(resetAction_, &QAction::triggered, this, &MainWindow::resetWithQuestion);
@@ -157,7 +162,14 @@ void MainWindow::buildFileMenu() {
                                   &ExperimentFiles::save);
   save->setShortcut(QKeySequence::Save);
   QAction* saveAs = file->addAction(tr("Save Experiment &As\u2026"), files_, &ExperimentFiles::saveAs);
-  saveAs->setShortcut(QKeySequence::SaveAs);
+  saveAs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  // Something to save exists once a model is built (training, paused, ended or opened).
+  connect(session_, &TrainingSession::stateChanged, save, [this, save, saveAs] {
+    save->setEnabled(session_->hasExperiment());
+    saveAs->setEnabled(session_->hasExperiment());
+  });
+  save->setEnabled(false);
+  saveAs->setEnabled(false);
   file->addAction(tr("Auto&save Settings\u2026"), files_, &ExperimentFiles::editAutosave);
   file->addSeparator();
   QAction* textFile = file->addAction(tr("Open &Text File for Training\u2026"), panel_, [this] {
@@ -239,6 +251,7 @@ bool MainWindow::startFresh(int pauseAtStep) {
   if (panel_->hasChanges()) {
     config_ = edited;
     panel_->setAppliedConfig(config_);
+    rememberExperiment();
   }
   files_->startedNew(QString::fromStdString(config_.name));
   session_->setPauseAtStep(pauseAtStep);
@@ -261,7 +274,7 @@ bool MainWindow::applyExperiment(const ExperimentConfig& config) {
   files_->startedNew(QString::fromStdString(config_.name));
   clearResults();
   showDocumentState();
-  if (persistLayout_) QSettings().setValue(kLastExperimentKey, QString::fromStdString(configToJson(config_)));
+  rememberExperiment();
   statusBar()->showMessage(tr("Ready: %1. Press Train (F5).").arg(QString::fromStdString(config_.name)), 8000);
   return true;
 }
@@ -282,7 +295,7 @@ void MainWindow::showOpened(const ExperimentConfig& config, const QString& dir) 
   panel_->setAppliedConfig(config_);
   chart_->setTotalSteps(config_.train.steps);
   presetName_.clear();
-  if (persistLayout_) QSettings().setValue(kLastExperimentKey, QString::fromStdString(configToJson(config_)));
+  rememberExperiment();
   showDocumentState();
   statusBar()->showMessage(tr("Opened %1: press Train (F5) to continue training it").arg(QDir::toNativeSeparators(dir)), 8000);
 }
@@ -304,6 +317,10 @@ void MainWindow::fillRecentMenu() {
     recentMenu_->addAction(QDir::toNativeSeparators(dir), files_, [this, dir] { files_->open(dir); });
   if (recent.isEmpty()) recentMenu_->addAction(tr("(none yet)"))->setEnabled(false);
   recentMenu_->setEnabled(true);
+}
+
+void MainWindow::rememberExperiment() {
+  if (persistLayout_) QSettings().setValue(kLastExperimentKey, QString::fromStdString(configToJson(config_)));
 }
 
 void MainWindow::restoreLayout() {

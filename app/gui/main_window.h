@@ -70,6 +70,7 @@ class MainWindow : public QMainWindow {
   bool startFresh(int pauseAtStep);
   void showOpened(const ExperimentConfig& config, const QString& dir);
   void showDocumentState();
+  void rememberExperiment();  // as the last experiment, for the next start
   void fillRecentMenu();
   void showState(TrainingSession::State state);
   void showProgress(const ProgressSnapshot& progress);

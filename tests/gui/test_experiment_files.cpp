@@ -3,6 +3,7 @@
 // message and leaves the current experiment as it was; unsaved trained steps are asked about;
 // autosave, the recent list, window layout and the last experiment persist (in an isolated
 // QSettings folder, never the user's).
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -249,6 +250,38 @@ class ExperimentFilesTest : public QObject {
     QVERIFY(window.applyPreset("default"));
     QCOMPARE(questions.size(), asked + 1);
     QVERIFY(window.close());
+  }
+
+  void stepTakesOneStepAtATime() {
+    MainWindow window(tinyConfig(), "default");
+    window.show();
+    auto action = [&](const char* name) { return window.findChild<QAction*>(name); };
+    QVERIFY(action("trainAction") && action("pauseAction") && action("stepAction") && action("resetAction"));
+    QCOMPARE(action("stepAction")->shortcut(), QKeySequence(Qt::Key_F10));
+    QVERIFY(!action("pauseAction")->isEnabled());
+
+    action("stepAction")->trigger();  // from nothing: builds the model, takes step 1, pauses
+    QTRY_VERIFY_WITH_TIMEOUT(window.session().state() == State::Paused && stepsShown(window) == 1, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.attentionMap().step(), 1, 10000);
+    for (int step = 2; step <= 4; ++step) {
+      action("stepAction")->trigger();
+      QTRY_COMPARE_WITH_TIMEOUT(stepsShown(window), step, 30000);
+      QTRY_COMPARE_WITH_TIMEOUT(window.attentionMap().step(), step, 10000);  // its map, at once
+      QCOMPARE(window.session().state(), State::Paused);
+    }
+    QTest::qWait(300);
+    QCOMPARE(stepsShown(window), 4);  // and no further
+
+    action("trainAction")->trigger();  // resumes
+    QCOMPARE(window.session().state(), State::Running);
+    QVERIFY(action("pauseAction")->isEnabled() && !action("stepAction")->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(stepsShown(window) > 4, 30000);
+    action("pauseAction")->trigger();
+    QCOMPARE(window.session().state(), State::Paused);
+    window.files().setPrompt([](const QString&) { return QMessageBox::Discard; });
+    action("resetAction")->trigger();
+    QCOMPARE(window.session().state(), State::Idle);
+    QCOMPARE(window.lossHistory().rowCount(), 0);
   }
 
   void autosaveWritesALoadableCheckpointWhileTraining() {
