@@ -257,6 +257,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
   ProgressSnapshot progress = progressOf(trainer);
   double stepSeconds = 0;  // smoothed wall time per step, validation and traces included
   bool firstTimedStep = true;
+  bool pauseAnnounced = false;  // a save while paused wakes the worker without ending the pause
   while (!trainer.finished() && !stopRequested_) {
     saveRequested(&trainer);
     const int pauseAt = pauseAtStep_;
@@ -270,11 +271,13 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
         publishTrace(trainer, probe);
         tracedStep = trainer.stepsDone();
       }
-      publishPause(trainer.stepsDone());
+      if (!pauseAnnounced) publishPause(trainer.stepsDone());
+      pauseAnnounced = true;
       if (!waitWhilePaused()) break;
       continue;
     }
 
+    pauseAnnounced = false;
     const auto began = Clock::now();
     const TrainPoint step = trainer.trainStep();
     // The trainer validates every train.eval_every steps and at the end; NaN on other steps.

@@ -86,8 +86,13 @@ class ExperimentFilesTest : public QObject {
     QVERIFY(trainAndPause(first, 7));
     QVERIFY(first.files().hasUnsavedSteps());
     QSignalSpy saved(&first.session(), &TrainingSession::saved);
-    first.files().saveTo(folder);  // the paused worker saves
+    QSignalSpy pausedAgain(&first.session(), &TrainingSession::pausedAt);
+    first.files().saveTo(folder);  // the paused worker saves, and stays paused without a word
     QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+    QTest::qWait(200);
+    QCOMPARE(pausedAgain.count(), 0);
+    QCOMPARE(first.session().state(), State::Paused);
+    QCOMPARE(stepsShown(first), 7);
     QCOMPARE(saved.first().at(2).toString(), QString());
     QCOMPARE(saved.first().at(1).toInt(), 7);
     QVERIFY(!first.files().hasUnsavedSteps());
