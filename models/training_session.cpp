@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 
+#include "io/checkpoint.h"
 #include "train/trainer.h"
 
 namespace attnlab {
@@ -19,6 +20,24 @@ constexpr double kRateSmoothing = 0.1;
 
 double smooth(double average, double sample, bool first) {
   return first ? sample : average + kRateSmoothing * (sample - average);
+}
+
+LossPoint lossPointOf(const TrainPoint& step) { return {step.step, step.loss, step.val_loss, step.accuracy}; }
+
+// Where a restored experiment stands, as the progress bar shows it.
+ProgressSnapshot progressOf(const Trainer& trainer) {
+  ProgressSnapshot progress;
+  progress.total_steps = trainer.config().train.steps;
+  progress.step = trainer.stepsDone();
+  for (const TrainPoint& p : trainer.history()) {
+    progress.loss = p.loss;
+    progress.lr = p.lr;
+    if (!std::isnan(p.val_loss)) {
+      progress.val_loss = p.val_loss;
+      progress.accuracy = p.accuracy;
+    }
+  }
+  return progress;
 }
 
 }  // namespace
@@ -42,20 +61,42 @@ QString TrainingSession::stateName(State state) {
 // ---- UI thread -------------------------------------------------------------------------------
 
 void TrainingSession::start(const ExperimentConfig& config) {
-  joinWorker();
+  discardRun();
+  trainer_.reset();
+  ++run_;
+  emit cleared();
+  launch(config);
+  setState(State::Running);
+}
+
+void TrainingSession::open(std::unique_ptr<Trainer> trainer) {
+  discardRun();
+  trainer_ = std::move(trainer);
+  ++run_;
+  emit cleared();
+  std::vector<LossPoint> points;
+  for (const TrainPoint& p : trainer_->history()) points.push_back(lossPointOf(p));
+  if (!points.empty()) emit lossPointsAdded(points);
+  emit progressed(progressOf(*trainer_));
+  const bool finished = trainer_->finished();
+  pauseRequested_ = true;
+  launch(std::nullopt);
+  setState(finished ? State::Finished : State::Paused);
+}
+
+void TrainingSession::launch(std::optional<ExperimentConfig> config) {
   {
     std::lock_guard lock(mutex_);
     mailbox_ = Mailbox{};
-    pauseRequested_ = false;
     stopRequested_ = false;
+    if (config) pauseRequested_ = false;
+    stepsGranted_ = 0;
+    workerDone_ = false;
   }
   notificationQueued_ = false;
-  ++run_;
-  emit cleared();
   worker_ = QThread::create([this, config] { runWorker(config); });
   worker_->setObjectName(QStringLiteral("attnlab-trainer"));
   worker_->start();
-  setState(State::Running);
 }
 
 void TrainingSession::pause() {
@@ -77,6 +118,15 @@ void TrainingSession::resume() {
   setState(State::Running);
 }
 
+void TrainingSession::step() {
+  if (state_ != State::Paused) return;
+  {
+    std::lock_guard lock(mutex_);
+    ++stepsGranted_;
+  }
+  wake_.notify_all();
+}
+
 void TrainingSession::stop() {
   if (!worker_) return;
   joinWorker();
@@ -84,14 +134,50 @@ void TrainingSession::stop() {
 }
 
 void TrainingSession::reset() {
-  joinWorker();
-  {
-    std::lock_guard lock(mutex_);
-    mailbox_ = Mailbox{};
-  }
+  discardRun();
+  trainer_.reset();
   ++run_;
   setState(State::Idle);
   emit cleared();
+}
+
+bool TrainingSession::hasExperiment() const { return worker_ != nullptr || trainer_ != nullptr; }
+
+void TrainingSession::save(const QString& dir, SaveKind kind) {
+  if (worker_) {
+    std::lock_guard lock(mutex_);
+    if (!workerDone_) {
+      saveRequests_.push_back({dir, kind});
+      wake_.notify_all();
+      return;
+    }
+  }
+  // No worker, or one that has finished: the trainer is the UI thread's once joined. The worker's
+  // last mail (how it ended) stays in the mailbox for deliver().
+  joinWorker();
+  SaveResult result{{dir, kind}, 0, {}};
+  if (!trainer_) {
+    result.error = tr("there is no trained or opened experiment to save");
+  } else {
+    result.step = trainer_->stepsDone();
+    result.error = QString::fromStdString(saveCheckpoint(dir.toStdString(), *trainer_));
+  }
+  emitSaves({result});
+}
+
+void TrainingSession::discardRun() {
+  joinWorker();
+  std::vector<SaveResult> saves;
+  {
+    std::lock_guard lock(mutex_);
+    saves.swap(mailbox_.saves);
+    mailbox_ = Mailbox{};
+  }
+  emitSaves(saves);
+}
+
+void TrainingSession::emitSaves(const std::vector<SaveResult>& saves) {
+  for (const SaveResult& s : saves) emit saved(s.request.dir, s.step, s.error, s.request.kind);
 }
 
 void TrainingSession::deliver() {
@@ -108,6 +194,8 @@ void TrainingSession::deliver() {
   if (mail.progress) emit progressed(*mail.progress);
   if (run != run_) return;
   if (mail.trace) emit traced(mail.trace);
+  if (run != run_) return;
+  emitSaves(mail.saves);
   if (run != run_) return;
   if (mail.pausedAt) {
     if (state_ == State::Running && pauseRequested_) setState(State::Paused);  // it paused at the requested step
@@ -143,18 +231,19 @@ void TrainingSession::setState(State state) {
 
 // ---- worker thread ---------------------------------------------------------------------------
 
-void TrainingSession::runWorker(ExperimentConfig config) {
+void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
   try {
-    Trainer trainer(config);
-    trainUntilDoneOrStopped(trainer);
+    if (config) trainer_ = std::make_unique<Trainer>(*config);
+    trainUntilDoneOrStopped(*trainer_);
+    finishWorker(trainer_->finished() ? State::Finished : State::Stopped);
   } catch (const DivergenceError& e) {
-    publishEnd(State::Failed, tr("Training diverged: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(State::Failed, tr("Training diverged: %1").arg(QString::fromStdString(e.what())));
   } catch (const ConfigError& e) {
-    publishEnd(State::Failed, tr("Invalid configuration: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(State::Failed, tr("Invalid configuration: %1").arg(QString::fromStdString(e.what())));
   } catch (const std::exception& e) {
-    publishEnd(State::Failed, tr("Training failed: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(State::Failed, tr("Training failed: %1").arg(QString::fromStdString(e.what())));
   } catch (...) {
-    publishEnd(State::Failed, tr("Training failed with an unknown error"));
+    finishWorker(State::Failed, tr("Training failed with an unknown error"));
   }
 }
 
@@ -165,35 +254,39 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
   int tracedStep = trainer.stepsDone();
   auto lastTrace = Clock::now();
 
-  ProgressSnapshot progress;
-  progress.total_steps = train.steps;
+  ProgressSnapshot progress = progressOf(trainer);
   double stepSeconds = 0;  // smoothed wall time per step, validation and traces included
   bool firstTimedStep = true;
+  bool pauseAnnounced = false;  // a save while paused wakes the worker without ending the pause
   while (!trainer.finished() && !stopRequested_) {
+    saveRequested(&trainer);
     const int pauseAt = pauseAtStep_;
     if (pauseAt > 0 && trainer.stepsDone() >= pauseAt) {
       pauseAtStep_ = 0;
       pauseRequested_ = true;
     }
-    if (pauseRequested_) {
+    const bool singleStep = pauseRequested_ && takeGrantedStep();
+    if (pauseRequested_ && !singleStep) {
       if (tracedStep != trainer.stepsDone()) {  // show the map of the step we stopped at
         publishTrace(trainer, probe);
         tracedStep = trainer.stepsDone();
       }
-      publishPause(trainer.stepsDone());
+      if (!pauseAnnounced) publishPause(trainer.stepsDone());
+      pauseAnnounced = true;
       if (!waitWhilePaused()) break;
       continue;
     }
 
+    pauseAnnounced = false;
     const auto began = Clock::now();
     const TrainPoint step = trainer.trainStep();
     // The trainer validates every train.eval_every steps and at the end; NaN on other steps.
-    const LossPoint point{step.step, step.loss, step.val_loss, step.accuracy};
+    const LossPoint point = lossPointOf(step);
     if (!std::isnan(step.val_loss)) {
       progress.val_loss = step.val_loss;
       progress.accuracy = step.accuracy;
     }
-    if (trainer.finished() || Clock::now() - lastTrace >= kTraceInterval) {
+    if (singleStep || trainer.finished() || Clock::now() - lastTrace >= kTraceInterval) {
       publishTrace(trainer, probe);
       tracedStep = trainer.stepsDone();
       lastTrace = Clock::now();
@@ -210,12 +303,53 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
     progress.seconds_left = (train.steps - step.step) * stepSeconds;
     publishStep(point, progress);
   }
-  publishEnd(trainer.finished() ? State::Finished : State::Stopped);
+}
+
+void TrainingSession::saveRequested(const Trainer* trainer) {
+  std::vector<SaveRequest> requests;
+  {
+    std::lock_guard lock(mutex_);
+    requests.swap(saveRequests_);
+  }
+  if (requests.empty()) return;
+  std::vector<SaveResult> results;
+  for (const SaveRequest& request : requests) {
+    SaveResult result{request, trainer ? trainer->stepsDone() : 0, {}};
+    result.error = trainer ? QString::fromStdString(saveCheckpoint(request.dir.toStdString(), *trainer))
+                           : tr("the experiment could not be built, so there is nothing to save");
+    results.push_back(std::move(result));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (SaveResult& r : results) mailbox_.saves.push_back(std::move(r));
+  }
+  notifyUi();
+}
+
+bool TrainingSession::takeGrantedStep() {
+  std::lock_guard lock(mutex_);
+  if (stepsGranted_ == 0) return false;
+  --stepsGranted_;
+  return true;
+}
+
+void TrainingSession::finishWorker(State how, const QString& error) {
+  {
+    std::lock_guard lock(mutex_);
+    workerDone_ = true;  // from here on save() writes on the UI thread, after joining
+  }
+  saveRequested(trainer_.get());  // requests that arrived before that, e.g. during the last step
+  {
+    std::lock_guard lock(mutex_);
+    mailbox_.ended = how;
+    mailbox_.error = error;
+  }
+  notifyUi();
 }
 
 bool TrainingSession::waitWhilePaused() {
   std::unique_lock lock(mutex_);
-  wake_.wait(lock, [this] { return !pauseRequested_ || stopRequested_; });
+  wake_.wait(lock, [this] { return !pauseRequested_ || stopRequested_ || stepsGranted_ > 0 || !saveRequests_.empty(); });
   return !stopRequested_;
 }
 
@@ -243,15 +377,6 @@ void TrainingSession::publishPause(int step) {
   {
     std::lock_guard lock(mutex_);
     mailbox_.pausedAt = step;
-  }
-  notifyUi();
-}
-
-void TrainingSession::publishEnd(State how, const QString& error) {
-  {
-    std::lock_guard lock(mutex_);
-    mailbox_.ended = how;
-    mailbox_.error = error;
   }
   notifyUi();
 }

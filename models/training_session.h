@@ -1,10 +1,12 @@
 #pragma once
 // Runs one experiment's training on a worker thread and hands its results to the UI thread.
 //
-// The worker owns the attnlab::Trainer; the UI thread never calls engine compute. Between steps
-// the worker checks the pause/stop flags, then publishes into a mutex-guarded mailbox: new loss
-// points are appended, the progress and the probe trace are replaced ("latest wins"), and at most
-// one queued notification is in flight. So a slow UI drops stale traces instead of queueing up.
+// While a worker runs, it alone touches the attnlab::Trainer; the UI thread never calls engine
+// compute. Between steps the worker checks the pause/stop flags and any save or single-step
+// request, then publishes into a mutex-guarded mailbox: new loss points are appended, the progress
+// and the probe trace are replaced ("latest wins"), and at most one queued notification is in
+// flight. So a slow UI drops stale traces instead of queueing up. The trainer outlives its run
+// (finished, stopped, diverged) so that it can still be saved.
 #include <QObject>
 #include <QString>
 #include <QThread>
@@ -27,6 +29,8 @@ class TrainingSession : public QObject {
  public:
   enum class State { Idle, Running, Paused, Finished, Stopped, Failed };
   Q_ENUM(State)
+  enum class SaveKind { User, Autosave };  // passed through to saved(), for the caller's bookkeeping
+  Q_ENUM(SaveKind)
 
   explicit TrainingSession(QObject* parent = nullptr);
   ~TrainingSession() override;
@@ -38,12 +42,24 @@ class TrainingSession : public QObject {
 
   // Discards any current run and trains `config` from scratch.
   void start(const ExperimentConfig& config);
+  // Discards any current run and takes over a restored experiment (a loaded checkpoint): emits
+  // cleared(), its history as lossPointsAdded() and its progress, traces its probe, and waits
+  // Paused at its last step (Finished if it has done all its steps). resume() continues training.
+  void open(std::unique_ptr<Trainer> trainer);
   void pause();
   void resume();
-  // Ends the run after the current step; its results stay on display.
+  // While paused: the worker takes one optimiser step, publishes it with its map, and stays paused.
+  void step();
+  // Ends the run after the current step; its results stay on display and save() still works.
   void stop();
   // Ends the run and forgets its results (emits cleared()).
   void reset();
+
+  // True when there is an experiment save() can write (training, paused, or ended with a model).
+  bool hasExperiment() const;
+  // Writes the experiment as a checkpoint folder (io/checkpoint.h, atomic). While a run is alive
+  // the worker saves between two steps; otherwise it happens now. saved() reports each request.
+  void save(const QString& dir, SaveKind kind = SaveKind::User);
 
   static QString stateName(State state);
 
@@ -56,43 +72,65 @@ class TrainingSession : public QObject {
   void failed(const QString& message);
   // The worker has stopped between steps after pause() or the pause-at step, `step` steps done.
   void pausedAt(int step);
+  // A save() request is done: `error` is empty on success; `step` is the number of steps saved.
+  void saved(const QString& dir, int step, const QString& error, attnlab::TrainingSession::SaveKind kind);
 
  private:
+  struct SaveRequest {
+    QString dir;
+    SaveKind kind = SaveKind::User;
+  };
+  struct SaveResult {
+    SaveRequest request;
+    int step = 0;
+    QString error;
+  };
   // Everything the worker hands over, guarded by mutex_.
   struct Mailbox {
     std::vector<LossPoint> points;
     std::optional<ProgressSnapshot> progress;
     std::shared_ptr<const TraceSnapshot> trace;
+    std::vector<SaveResult> saves;
     std::optional<int> pausedAt;
     std::optional<State> ended;  // Finished, Stopped or Failed once the worker is done
     QString error;
   };
 
   // Worker thread.
-  void runWorker(ExperimentConfig config);
+  void runWorker(std::optional<ExperimentConfig> config);  // none: continue trainer_
   void trainUntilDoneOrStopped(Trainer& trainer);
+  void saveRequested(const Trainer* trainer);
+  bool takeGrantedStep();
+  void finishWorker(State how, const QString& error = {});
   void publishTrace(const Trainer& trainer, const std::vector<int>& probe);
   void publishStep(const LossPoint& point, const ProgressSnapshot& progress);
   void publishPause(int step);
-  void publishEnd(State how, const QString& error = {});
   void notifyUi();
   bool waitWhilePaused();  // false when asked to stop
 
   // UI thread.
+  void launch(std::optional<ExperimentConfig> config);
+  void discardRun();  // joins the worker; saves it had pending are still reported
   void deliver();
+  void emitSaves(const std::vector<SaveResult>& saves);
   void joinWorker();
   void setState(State state);
 
   State state_ = State::Idle;
-  quint64 run_ = 0;  // bumped by start() and reset(), so stale deliveries are recognised
+  quint64 run_ = 0;  // bumped by start(), open() and reset(), so stale deliveries are recognised
   QThread* worker_ = nullptr;
+  // Used only by the worker while one is alive, only by the UI thread otherwise (joins separate them).
+  std::unique_ptr<Trainer> trainer_;
 
   std::mutex mutex_;
-  std::condition_variable wake_;  // pause/resume/stop changes, for a paused worker
+  std::condition_variable wake_;  // pause/resume/stop/step/save changes, for a paused worker
   std::atomic<bool> pauseRequested_{false};
   std::atomic<bool> stopRequested_{false};
   std::atomic<int> pauseAtStep_{0};
   std::atomic<bool> notificationQueued_{false};
+  int stepsGranted_ = 0;                   // guarded by mutex_: single steps asked for while paused
+  std::vector<SaveRequest> saveRequests_;  // guarded by mutex_
+  bool workerDone_ = false;                // guarded by mutex_: the worker takes no more requests
   Mailbox mailbox_;
 };
 

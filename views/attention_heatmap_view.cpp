@@ -87,7 +87,7 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
   painter.fillRect(rect(), palette().base());
   if (!model_->hasMap()) {
     painter.setPen(palette().color(QPalette::PlaceholderText));
-    painter.drawText(rect(), Qt::AlignCenter, tr("No attention map yet: press Start to train."));
+    painter.drawText(rect(), Qt::AlignCenter, tr("No attention map yet: press Train (F5) or Step (F10)."));
     return;
   }
   const Geometry g = geometry();

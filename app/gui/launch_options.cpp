@@ -47,6 +47,7 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
     return QStringLiteral("unexpected argument '%1' (see --help)").arg(parser.positionalArguments().first());
 
   out.presetName = parser.value(preset);
+  out.experimentChosen = parser.isSet(preset) || parser.isSet(set) || parser.isSet(steps);
   std::string error = loadPreset(out.presetName.toStdString(), out.config);
   if (!error.empty()) return QString::fromStdString(error);
   for (const QString& assignment : parser.values(set)) {

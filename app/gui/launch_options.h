@@ -11,6 +11,7 @@ namespace attnlab {
 struct LaunchOptions {
   ExperimentConfig config;  // the preset with --set and --steps applied
   QString presetName = QStringLiteral("default");
+  bool experimentChosen = false;  // --preset, --set or --steps given (else the app reopens the last experiment)
   QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
   int quitAfterSteps = 0;
   int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
 
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("Attention Lab"));
+  QApplication::setOrganizationName(QStringLiteral("attnlab"));  // QSettings: ~/.config/attnlab/Attention Lab.conf
   QApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
 
   attnlab::LaunchOptions options;
@@ -33,6 +34,10 @@ int main(int argc, char** argv) {
   }
 
   attnlab::MainWindow window(options.config, options.presetName);
+  if (options.screenshotFile.isEmpty()) {  // pictures are taken of the plain default layout
+    window.restoreLayout();
+    if (!options.experimentChosen) window.restoreLastExperiment();
+  }
   window.show();
   if (options.layer > 0 || options.head > 0) {  // applied once the first map arrives
     auto& map = window.attentionMap();

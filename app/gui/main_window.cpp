@@ -1,10 +1,14 @@
 #include "main_window.h"
 
+#include <QCloseEvent>
+#include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
@@ -15,6 +19,9 @@
 
 #include "attention_map_model.h"
 #include "attention_panel.h"
+#include "experiment_files.h"
+#include "experiment_panel.h"
+#include "io/config_json.h"
 #include "loss_chart_view.h"
 #include "loss_history_model.h"
 
@@ -24,6 +31,9 @@ namespace {
 
 // Time for layouts and the chart's scene to settle after the last update before a capture.
 constexpr int kCaptureSettleMs = 150;
+const QString kGeometryKey = QStringLiteral("window/geometry");
+const QString kStateKey = QStringLiteral("window/state");
+const QString kLastExperimentKey = QStringLiteral("experiment/last");
 
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
@@ -58,12 +68,23 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       presetName_(presetName),
       session_(new TrainingSession(this)),
       history_(new LossHistoryModel(this)),
-      attention_(new AttentionMapModel(this)) {
-  setWindowTitle(tr("Attention Lab"));
+      attention_(new AttentionMapModel(this)),
+      panel_(new ExperimentPanel(this)),
+      files_(new ExperimentFiles(*session_, this)) {
   buildActions();
   buildCentralArea();
   buildStatusBar();
-  resize(1400, 800);
+  addDockWidget(Qt::LeftDockWidgetArea, panel_);
+  resize(1600, 900);
+  resizeDocks({panel_}, {340}, Qt::Horizontal);
+
+  panel_->setAppliedConfig(config_);
+  files_->startedNew(QString::fromStdString(config_.name));
+  connect(panel_, &ExperimentPanel::applyRequested, this, &MainWindow::applyExperiment);
+  connect(files_, &ExperimentFiles::opened, this, &MainWindow::showOpened);
+  connect(files_, &ExperimentFiles::documentChanged, this, &MainWindow::showDocumentState);
+  connect(files_, &ExperimentFiles::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  showDocumentState();
 
   connect(session_, &TrainingSession::stateChanged, this, &MainWindow::showState);
   connect(session_, &TrainingSession::cleared, this, &MainWindow::clearResults);
@@ -79,20 +100,36 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
 }
 
 void MainWindow::buildActions() {
-  startPauseAction_ = new QAction(this);
-  connect(startPauseAction_, &QAction::triggered, this, &MainWindow::startOrPause);
+  trainAction_ = new QAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Train"), this);
+  trainAction_->setObjectName(QStringLiteral("trainAction"));
+  trainAction_->setShortcut(Qt::Key_F5);
+  trainAction_->setToolTip(tr("Train the experiment, or continue a paused one (F5)"));
+  connect(trainAction_, &QAction::triggered, this, &MainWindow::train);
+  pauseAction_ = new QAction(style()->standardIcon(QStyle::SP_MediaPause), tr("Pause"), this);
+  pauseAction_->setObjectName(QStringLiteral("pauseAction"));
+  pauseAction_->setShortcut(Qt::Key_F6);
+  pauseAction_->setToolTip(tr("Pause training after the current step (F6)"));
+  connect(pauseAction_, &QAction::triggered, session_, &TrainingSession::pause);
+  stepAction_ = new QAction(style()->standardIcon(QStyle::SP_MediaSkipForward), tr("Step"), this);
+  stepAction_->setObjectName(QStringLiteral("stepAction"));
+  stepAction_->setShortcut(Qt::Key_F10);
+  stepAction_->setToolTip(tr("Take one training step and pause, to watch the maps change step by step (F10)"));
+  connect(stepAction_, &QAction::triggered, this, &MainWindow::stepOnce);
   resetAction_ = new QAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("Reset"), this);
-  resetAction_->setToolTip(tr("Stop training and clear the results"));
-  connect(resetAction_, &QAction::triggered, session_, &TrainingSession::reset);
-  auto* quit = new QAction(tr("Quit"), this);
-  quit->setShortcut(QKeySequence::Quit);
-  connect(quit, &QAction::triggered, this, &QWidget::close);
+  resetAction_->setObjectName(QStringLiteral("resetAction"));
+  resetAction_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+  resetAction_->setToolTip(tr("Stop training and clear the results (Shift+F5)"));
+  connect(resetAction_, &QAction::triggered, this, &MainWindow::resetWithQuestion);
 
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(quit);
+  buildFileMenu();
+  buildPresetsMenu();
   QMenu* training = menuBar()->addMenu(tr("&Training"));
-  training->addAction(startPauseAction_);
-  training->addAction(resetAction_);
+  training->addActions({trainAction_, pauseAction_, stepAction_, resetAction_});
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  QAction* showPanel = panel_->toggleViewAction();
+  showPanel->setText(tr("Experiment Panel"));
+  showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  view->addAction(showPanel);
 
   progress_ = new QProgressBar(this);
   progress_->setMinimumWidth(520);
@@ -106,11 +143,57 @@ void MainWindow::buildActions() {
   bar->setObjectName(QStringLiteral("trainingToolBar"));
   bar->setMovable(false);
   bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  bar->addAction(startPauseAction_);
-  bar->addAction(resetAction_);
+  bar->addActions({trainAction_, pauseAction_, stepAction_, resetAction_});
   bar->addSeparator();
   bar->addWidget(progress_);
   bar->addWidget(lossLabel_);
+}
+
+void MainWindow::buildFileMenu() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open Experiment\u2026"), files_,
+                                  &ExperimentFiles::openWithDialog);
+  open->setShortcut(QKeySequence::Open);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+  fillRecentMenu();
+  file->addSeparator();
+  QAction* save = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save Experiment"), files_,
+                                  &ExperimentFiles::save);
+  save->setShortcut(QKeySequence::Save);
+  QAction* saveAs = file->addAction(tr("Save Experiment &As\u2026"), files_, &ExperimentFiles::saveAs);
+  saveAs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  // Something to save exists once a model is built (training, paused, ended or opened).
+  connect(session_, &TrainingSession::stateChanged, save, [this, save, saveAs] {
+    save->setEnabled(session_->hasExperiment());
+    saveAs->setEnabled(session_->hasExperiment());
+  });
+  save->setEnabled(false);
+  saveAs->setEnabled(false);
+  file->addAction(tr("Auto&save Settings\u2026"), files_, &ExperimentFiles::editAutosave);
+  file->addSeparator();
+  QAction* textFile = file->addAction(tr("Open &Text File for Training\u2026"), panel_, [this] {
+    panel_->show();
+    panel_->chooseTextFile();
+  });
+  textFile->setStatusTip(tr("Choose a UTF-8 file as the task in the experiment panel; Train or Apply then uses it"));
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+}
+
+void MainWindow::buildPresetsMenu() {
+  QMenu* presets = menuBar()->addMenu(tr("&Presets"));
+  presets->setToolTipsVisible(true);
+  for (const std::string& name : presetNames()) {
+    ExperimentConfig preset;
+    if (!loadPreset(name, preset).empty()) continue;  // the preset tests keep this from happening
+    const QString id = QString::fromStdString(name);
+    QAction* action = presets->addAction(QString::fromStdString(preset.name), this, [this, id] { applyPreset(id); });
+    action->setToolTip(QString::fromStdString(preset.description));
+    action->setStatusTip(QString::fromStdString(preset.description));
+    action->setObjectName(QStringLiteral("preset_") + id);
+  }
 }
 
 void MainWindow::buildCentralArea() {
@@ -129,9 +212,8 @@ void MainWindow::buildCentralArea() {
 }
 
 void MainWindow::buildStatusBar() {
-  auto* experiment = new QLabel(describe(config_), this);
-  experiment->setToolTip(tr("Preset \u201c%1\u201d: %2").arg(presetName_, QString::fromStdString(config_.description)));
-  statusBar()->addPermanentWidget(experiment);
+  experimentLabel_ = new QLabel(this);
+  statusBar()->addPermanentWidget(experimentLabel_);
 }
 
 void MainWindow::startTraining() { session_->start(config_); }
@@ -141,22 +223,141 @@ void MainWindow::captureAfterSteps(int steps, const QString& file) {
   session_->setPauseAtStep(steps);
 }
 
-void MainWindow::startOrPause() {
+void MainWindow::train() {
   switch (session_->state()) {
-    case TrainingSession::State::Running: session_->pause(); break;
+    case TrainingSession::State::Running: break;
     case TrainingSession::State::Paused: session_->resume(); break;
-    default: startTraining(); break;
+    default: startFresh(0); break;
   }
+}
+
+void MainWindow::stepOnce() {
+  switch (session_->state()) {
+    case TrainingSession::State::Running: break;
+    case TrainingSession::State::Paused: session_->step(); break;
+    default: startFresh(1); break;
+  }
+}
+
+// Trains the panel's experiment from scratch (with its pending edits, if they are valid).
+bool MainWindow::startFresh(int pauseAtStep) {
+  ExperimentConfig edited;
+  if (const QString why = panel_->readConfig(edited); !why.isEmpty()) {
+    panel_->show();
+    statusBar()->showMessage(tr("Cannot train: %1").arg(why));
+    return false;
+  }
+  if (!files_->confirmDiscard(tr("training a new model"))) return false;
+  if (panel_->hasChanges()) {
+    config_ = edited;
+    panel_->setAppliedConfig(config_);
+    rememberExperiment();
+  }
+  files_->startedNew(QString::fromStdString(config_.name));
+  session_->setPauseAtStep(pauseAtStep);
+  startTraining();
+  showDocumentState();
+  return true;
+}
+
+void MainWindow::resetWithQuestion() {
+  if (!files_->confirmDiscard(tr("resetting"))) return;
+  session_->reset();
+  files_->startedNew(QString::fromStdString(config_.name));
+}
+
+bool MainWindow::applyExperiment(const ExperimentConfig& config) {
+  if (!files_->confirmDiscard(tr("applying the new settings"))) return false;
+  session_->reset();
+  config_ = config;
+  panel_->setAppliedConfig(config_);
+  files_->startedNew(QString::fromStdString(config_.name));
+  clearResults();
+  showDocumentState();
+  rememberExperiment();
+  statusBar()->showMessage(tr("Ready: %1. Press Train (F5).").arg(QString::fromStdString(config_.name)), 8000);
+  return true;
+}
+
+bool MainWindow::applyPreset(const QString& name) {
+  ExperimentConfig preset;
+  if (const std::string why = loadPreset(name.toStdString(), preset); !why.empty()) {
+    statusBar()->showMessage(QString::fromStdString(why));
+    return false;
+  }
+  if (!applyExperiment(preset)) return false;
+  presetName_ = name;
+  return true;
+}
+
+void MainWindow::showOpened(const ExperimentConfig& config, const QString& dir) {
+  config_ = config;
+  panel_->setAppliedConfig(config_);
+  chart_->setTotalSteps(config_.train.steps);
+  presetName_.clear();
+  rememberExperiment();
+  showDocumentState();
+  statusBar()->showMessage(tr("Opened %1: press Train (F5) to continue training it").arg(QDir::toNativeSeparators(dir)), 8000);
+}
+
+void MainWindow::showDocumentState() {
+  const QString folder = files_->currentFolder();
+  const QString name = QString::fromStdString(config_.name);
+  setWindowTitle(tr("%1%2[*] \u2014 Attention Lab").arg(name, folder.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(QDir::toNativeSeparators(folder))));
+  setWindowModified(files_->hasUnsavedSteps());
+  experimentLabel_->setText(describe(config_));
+  experimentLabel_->setToolTip(presetName_.isEmpty() ? QString::fromStdString(config_.description)
+                                                     : tr("Preset \u201c%1\u201d: %2").arg(presetName_, QString::fromStdString(config_.description)));
+}
+
+void MainWindow::fillRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = files_->recentFolders();
+  for (const QString& dir : recent)
+    recentMenu_->addAction(QDir::toNativeSeparators(dir), files_, [this, dir] { files_->open(dir); });
+  if (recent.isEmpty()) recentMenu_->addAction(tr("(none yet)"))->setEnabled(false);
+  recentMenu_->setEnabled(true);
+}
+
+void MainWindow::rememberExperiment() {
+  if (persistLayout_) QSettings().setValue(kLastExperimentKey, QString::fromStdString(configToJson(config_)));
+}
+
+void MainWindow::restoreLayout() {
+  QSettings settings;
+  restoreGeometry(settings.value(kGeometryKey).toByteArray());
+  restoreState(settings.value(kStateKey).toByteArray());
+  persistLayout_ = true;
+}
+
+bool MainWindow::restoreLastExperiment() {
+  const QString json = QSettings().value(kLastExperimentKey).toString();
+  ExperimentConfig last;
+  if (json.isEmpty() || !configFromJson(json.toStdString(), last).empty() || !validate(last).empty()) return false;
+  return applyExperiment(last);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!files_->confirmDiscard(tr("closing"))) {
+    event->ignore();
+    return;
+  }
+  if (persistLayout_) {
+    QSettings settings;
+    settings.setValue(kGeometryKey, saveGeometry());
+    settings.setValue(kStateKey, saveState());
+  }
+  session_->reset();  // joins the worker before the window goes
+  event->accept();
 }
 
 void MainWindow::showState(TrainingSession::State state) {
   using State = TrainingSession::State;
   const bool running = state == State::Running;
-  startPauseAction_->setText(running ? tr("Pause") : state == State::Paused ? tr("Resume") : tr("Start"));
-  startPauseAction_->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
-  startPauseAction_->setToolTip(running ? tr("Pause training after the current step")
-                                        : state == State::Paused ? tr("Continue training")
-                                                                 : tr("Train the experiment from scratch"));
+  trainAction_->setEnabled(!running);
+  trainAction_->setText(state == State::Paused ? tr("Resume") : tr("Train"));
+  pauseAction_->setEnabled(running);
+  stepAction_->setEnabled(!running);
   resetAction_->setEnabled(state != State::Idle);
   if (state != State::Failed) statusBar()->showMessage(TrainingSession::stateName(state));
 }

@@ -12,4 +12,13 @@ bool parseScorePrecision(const std::string& name, ScorePrecision& out) {
 
 const char* scorePrecisionNames() { return "fp32, bf16, fp16"; }
 
+const std::vector<ScorePrecisionInfo>& scorePrecisionCatalogue() {
+  static const std::vector<ScorePrecisionInfo> formats = {
+      {"fp32", "scores, biases and exponentials in float32"},
+      {"bf16", "scores, biases and exponentials rounded to bfloat16 (8 significant bits, float32's range)"},
+      {"fp16", "scores, biases and exponentials rounded to float16 (11 significant bits; exponentials below 2^-25 become exactly 0)"},
+  };
+  return formats;
+}
+
 }  // namespace attnlab

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attnlab {
 
@@ -57,5 +58,11 @@ inline float roundTo(ScorePrecision p, float x) {
 bool parseScorePrecision(const std::string& name, ScorePrecision& out);
 // "fp32, bf16, fp16", for messages.
 const char* scorePrecisionNames();
+// Each format with its one-line rule, in scorePrecisionNames() order, for pickers and listings.
+struct ScorePrecisionInfo {
+  std::string name;
+  std::string summary;
+};
+const std::vector<ScorePrecisionInfo>& scorePrecisionCatalogue();
 
 }  // namespace attnlab

@@ -10,6 +10,7 @@
 // per-head parameters of the variant.
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnlab {
 
@@ -20,5 +21,12 @@ struct ProjectionSharing {
 
 constexpr const char* kProjectionSharingNames = "qkv, q_k=v, q=k_v, q=k=v";
 std::optional<ProjectionSharing> projectionSharingOf(const std::string& name);
+
+// Each mode with its one-line rule, in kProjectionSharingNames order, for pickers and listings.
+struct ProjectionSharingInfo {
+  std::string name;
+  std::string summary;
+};
+const std::vector<ProjectionSharingInfo>& projectionSharingCatalogue();
 
 }  // namespace attnlab

@@ -47,6 +47,11 @@ Trainer::Trainer(const ExperimentConfig& config, std::unique_ptr<Model> model, s
 
 Trainer::~Trainer() = default;
 
+int trainingSequenceLength(const ExperimentConfig& config, const Task& task) {
+  const int context = config.task.seq_len > 0 ? std::min(config.task.seq_len, config.model.context) : config.model.context;
+  return task.sequenceLength(context);
+}
+
 void Trainer::build() {
   if (std::string why = validate(config_); !why.empty()) throw ConfigError(why);
   std::string error;
@@ -57,10 +62,11 @@ void Trainer::build() {
   if (config_.model.vocab != vocab)
     throw ConfigError("model.vocab is " + std::to_string(config_.model.vocab) + " but the task's vocabulary has " +
                       std::to_string(vocab) + " tokens");
-  const int context = config_.task.seq_len > 0 ? std::min(config_.task.seq_len, config_.model.context) : config_.model.context;
-  seqLen_ = task_->sequenceLength(context);
+  seqLen_ = trainingSequenceLength(config_, *task_);
   if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
-    throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " + std::to_string(context));
+    throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " +
+                      std::to_string(config_.model.context) +
+                      (config_.task.seq_len > 0 ? " and task.seq_len " + std::to_string(config_.task.seq_len) : ""));
   workspace_ = makeWorkspace();
   dataRng_ = Rng(config_.train.seed ^ kDataStream);
 }

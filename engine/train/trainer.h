@@ -46,6 +46,10 @@ struct EvalResult {
   long tokens = 0;
 };
 
+// Length of the training sequences: the task's natural length for the model's context, or for
+// task.seq_len when that is set and shorter.
+int trainingSequenceLength(const ExperimentConfig& config, const Task& task);
+
 class Trainer {
  public:
   // Throws ConfigError with a clear message when the configuration is invalid.
