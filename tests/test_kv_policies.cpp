@@ -46,9 +46,8 @@ std::set<int> keptPositions(const HeadCache& c, const KeepDecision& d) {
 std::set<int> keep(const std::string& policy, const HeadCache& c, int budget, const Settings& settings = {},
                    KeepDecision* decision = nullptr) {
   auto p = makeEvictionPolicy(policy, settings, gatedConfig());
-  const std::vector<float> weights(static_cast<size_t>(c.group) * c.size(), 0.0f);
   const bool budgeted = budget >= 0;
-  const std::vector<HeadView> views = {HeadView{c, 0, 0, c.size() - 1, budgeted ? budget : 1 << 30, budgeted, weights.data()}};
+  const std::vector<HeadView> views = {HeadView{c, 0, 0, c.size() - 1, budgeted ? budget : 1 << 30, budgeted}};
   const auto d = chooseKept(*p, views, false, false);
   if (decision) *decision = d[0];
   return keptPositions(c, d[0]);
@@ -151,8 +150,7 @@ class TestKvPolicies : public QObject {
     a.k = {0.1f, 0, 0.2f, 0, 0.3f, 0, 5, 0};
     b.k = {4, 0, 3, 0, 2, 0, 1, 0};
     auto policy = makeEvictionPolicy("k_norm", {}, gatedConfig());
-    const std::vector<float> w(4, 0.0f);
-    const std::vector<HeadView> views = {HeadView{a, 0, 0, 3, 2, true, w.data()}, HeadView{b, 0, 1, 3, 2, true, w.data()}};
+    const std::vector<HeadView> views = {HeadView{a, 0, 0, 3, 2, true}, HeadView{b, 0, 1, 3, 2, true}};
     const auto pooled = chooseKept(*policy, views, true, false);
     QCOMPARE(keptPositions(a, pooled[0]), (std::set<int>{0, 1, 2}));
     QCOMPARE(keptPositions(b, pooled[1]), (std::set<int>{3}));
@@ -166,8 +164,7 @@ class TestKvPolicies : public QObject {
     HeadCache c = handMade(6);
     c.retention = {0.9f, 0.2f, 0.6f, 0.4f, 0.7f, 0.1f};
     auto policy = makeEvictionPolicy("learned_gate", {}, gatedConfig());
-    const std::vector<float> w(6, 0.0f);
-    const auto d = chooseKept(*policy, {HeadView{c, 0, 0, 5, 4, true, w.data()}}, false, true);
+    const auto d = chooseKept(*policy, {HeadView{c, 0, 0, 5, 4, true}}, false, true);
     QCOMPARE(keptPositions(c, d[0]), (std::set<int>{0, 2, 3, 4}));
   }
 

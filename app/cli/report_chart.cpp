@@ -133,6 +133,7 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
     QPen pen(colour, series.dashed ? 1.5 : 2.2);
     if (series.dashed) pen.setStyle(Qt::DashLine);
     p.setPen(pen);
+    p.setBrush(Qt::NoBrush);  // a path is a line here, never a filled shape
     QPainterPath line;
     bool started = false;
     for (size_t i = 0; i < series.x.size(); ++i) {

@@ -34,7 +34,6 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   caches_.resize(L);
   states_.resize(L);
   angleSums_.resize(L);
-  weights_.assign(L, std::vector<std::vector<float>>(Hkv_));
   for (int l = 0; l < L; ++l) {
     const AttentionVariant& variant = model.attentionLayer(l).variant();
     caches_[l] = variant.cachesKeysAndValues();
@@ -96,7 +95,7 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
     return;
   }
   const PositionalEncoding& positional = layer.positional();
-  std::vector<float> groupGate(group_), bias;
+  std::vector<float> groupGate(group_), bias, w;  // w: this step's [group, n] weights of the KV head's query heads
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(l, kvh);
     for (int g = 0; g < group_; ++g) groupGate[g] = keyGate(kvh * group_ + g);
@@ -104,7 +103,6 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
               t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
               layer.hasKeyGate() ? groupGate.data() : nullptr);
     const int n = hc.size();
-    std::vector<float>& w = weights_[l][kvh];
     w.assign(static_cast<size_t>(group_) * n, 0.0f);
     for (int g = 0; g < group_; ++g) {
       const int hd = kvh * group_ + g;
@@ -143,7 +141,7 @@ void Decoder::evict(int l, const std::vector<int>* exactCounts) {
   std::vector<HeadView> views;
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     const int budget = exactCounts ? (*exactCounts)[static_cast<size_t>(l) * Hkv_ + kvh] : budget_.entriesFor(seen);
-    views.push_back(HeadView{cache_.head(l, kvh), l, kvh, position_, budget, budgeted, weights_[l][kvh].data()});
+    views.push_back(HeadView{cache_.head(l, kvh), l, kvh, position_, budget, budgeted});
   }
   const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, budget_.perLayer, exactCounts != nullptr);
   for (int kvh = 0; kvh < Hkv_; ++kvh) {

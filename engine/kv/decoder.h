@@ -49,7 +49,6 @@ class Decoder {
   KvCache cache_;
   std::vector<std::vector<LinearAttentionState>> states_;  // [layer][query head], linear layers only
   std::vector<std::vector<double>> angleSums_;              // [layer] running angles of accumulating rotations
-  std::vector<std::vector<std::vector<float>>> weights_;    // [layer][kvHead] this step's [group, n] weights
   int position_ = 0, token_ = 0;
   DecodeToken piece_;
   Mat logits_;

@@ -2,8 +2,8 @@
 // Which KV entries a decoder keeps (catalogue section 4). After every step's attention, a policy
 // scores the live entries of each layer and KV head; the decoder keeps the protected entries and
 // then the highest scores up to the budget, and drops entries scored -inf whatever the budget.
-// Policies that need attention weights read them from the step itself (HeadView::weights, and the
-// statistics the cache accumulates from earlier steps), never from a second forward pass.
+// Policies that need attention weights read the statistics the decoder keeps in the cache from
+// each step's own attention (this step's weights, the sum over past steps), never a second pass.
 // Members register in EvictionPolicyRegistry, one file each.
 #include <memory>
 #include <string>
@@ -39,7 +39,6 @@ struct HeadView {
   int position = 0;        // the current query's position
   int budget = 0;          // entries this head may keep now (its share, under a per-layer budget)
   bool budgeted = false;   // false when the decoder runs without a budget (budget is then huge)
-  const float* weights;    // [group, n] this step's attention weights of the group's query heads
 };
 
 class EvictionPolicy {

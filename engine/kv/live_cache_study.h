@@ -17,7 +17,7 @@ namespace attnlab {
 
 struct LiveCacheStudySettings {
   int d_model = 48, n_layers = 2, n_heads = 4, d_ff = 128, context = 48;
-  int steps = 600, batch = 16;
+  int steps = 250, batch = 16;
   double lr = 3e-3;
   double sparsity = 0.5;   // model.retention_sparsity of the gated models
   double threshold = 0.5;  // hard eviction: entries with g below it leave the cache
