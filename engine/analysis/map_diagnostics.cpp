@@ -107,10 +107,15 @@ std::vector<std::vector<MapDiagnostics>> MapDiagnosticsProbe::measure(const Mode
     model.forward(ws, repeated_.inputs.data(), repeated_.targets.data(), repeated_.B, repeated_.T);
     const int R = repeated_.T;
     for (int l = 0; l < c.n_layers; ++l)
-      for (int h = 0; h < c.n_heads; ++h)
-        for (int b = 0; b < repeated_.B; ++b)
-          out[l][h].induction +=
-              inductionScore(ws.blocks[l].attn.weights.data() + (static_cast<size_t>(b) * c.n_heads + h) * R * R, R, half_) / repeated_.B;
+      for (int h = 0; h < c.n_heads; ++h) {
+        MapDiagnostics& d = out[l][h];
+        d.previous_token = 0;
+        for (int b = 0; b < repeated_.B; ++b) {
+          const float* map = ws.blocks[l].attn.weights.data() + (static_cast<size_t>(b) * c.n_heads + h) * R * R;
+          d.induction += inductionScore(map, R, half_) / repeated_.B;
+          for (int i = 1; i < R; ++i) d.previous_token += map[i * R + i - 1] / (static_cast<double>(R - 1) * repeated_.B);
+        }
+      }
   }
   return out;
 }

@@ -30,6 +30,9 @@ double effectiveRank(const float* weights, int T);
 
 // Holds a probe batch from the task and a batch of repeated random sequences, and a workspace, so
 // that measuring a model is two small forward passes (cheap enough for every training snapshot).
+// Previous-token and induction scores come from the random sequences (nothing in them but the
+// previous token and the repeat to lean on, and no task padding to dilute them); the rest from the
+// task's probe batch.
 class MapDiagnosticsProbe {
  public:
   // `seqLen`: the task's sequence length; the random sequences are [r, r] with |r| = seqLen / 2.
