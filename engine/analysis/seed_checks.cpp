@@ -124,6 +124,9 @@ std::vector<Case> casesFor(const SeedCheckOptions& o) {
   return cases;
 }
 
+// A head is called a previous-token head when at least half its attention goes to key i-1.
+constexpr double kPreviousTokenHeadMin = 0.5;
+
 const HeadPoint* strongestPreviousTokenHead(const CaseResult& r) {
   const HeadPoint* best = nullptr;
   for (const HeadPoint& p : r.points)
@@ -218,7 +221,7 @@ std::string previousTokenSection(const std::vector<CaseResult>& results, std::st
      << "| model | accuracy | head (layer.head) | prev-token score | induction score | imaginary share | others' median | skew share | "
         "others' median | Henrici | RoPE rotational share |\n"
      << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-  std::map<std::string, double> imagOf;
+  std::map<std::string, double> imagOf, scoreOf;
   for (const CaseResult& r : results) {
     if (!r.spec.spectral) continue;
     const HeadPoint* best = strongestPreviousTokenHead(r);
@@ -230,6 +233,7 @@ std::string previousTokenSection(const std::vector<CaseResult>& results, std::st
         otherSkew.push_back(p.spectrum.skew_energy_share);
       }
     imagOf[r.positional] = best->spectrum.imaginary_share;
+    scoreOf[r.positional] = best->maps.previous_token;
     md << "| " << r.spec.label << " | " << num(r.accuracy) << " | " << best->layer << "." << best->head << " | "
        << num(best->maps.previous_token) << " | " << num(best->maps.induction) << " | " << num(best->spectrum.imaginary_share) << " | "
        << num(median(otherImag)) << " | " << num(best->spectrum.skew_energy_share) << " | " << num(median(otherSkew)) << " | "
@@ -237,10 +241,16 @@ std::string previousTokenSection(const std::vector<CaseResult>& results, std::st
        << " |\n";
   }
   if (imagOf.count("rope") && imagOf.count("learned") && imagOf.count("alibi")) {
+    std::string weak;
+    for (const auto& [positional, score] : scoreOf)
+      if (score < kPreviousTokenHeadMin) weak += (weak.empty() ? "" : ", ") + positional + " " + num(score);
     const bool agrees = imagOf["rope"] > imagOf["learned"] && imagOf["rope"] > imagOf["alibi"];
     verdict = std::string("(a) RoPE previous-token head ") + (agrees ? "more" : "not more") +
               " rotational than learned/ALiBi (imaginary share " + num(imagOf["rope"]) + " vs " + num(imagOf["learned"]) + " / " +
-              num(imagOf["alibi"]) + "): " + (agrees ? "agrees with" : "does not agree with") + " seed 000.";
+              num(imagOf["alibi"]) + "): ";
+    verdict += weak.empty() ? std::string(agrees ? "agrees with" : "does not agree with") + " seed 000."
+                            : "inconclusive, no clear previous-token head formed (best score below " + num(kPreviousTokenHeadMin, 1) +
+                                  ": " + weak + ").";
     md << "\n" << verdict << "\n";
   }
   md << "\nOver training (every snapshot of every head is in spectra.csv), the strongest previous-token head of each model:\n\n"
