@@ -97,6 +97,15 @@ class TestAnalysisMaps : public QObject {
       a[i * T + i - n + 1] = 1;
     }
     QCOMPARE(inductionScore(a.data(), T, n), 1.0);
+    // After a one-token prefix the repeat starts one row later: [t0, r, r], T = 2n + 1.
+    const int P = T + 1;
+    std::vector<float> b = causalUniform(P);
+    for (int i = n + 1; i < P; ++i) {
+      for (int j = 0; j < P; ++j) b[i * P + j] = 0;
+      b[i * P + i - n + 1] = 1;
+    }
+    QCOMPARE(inductionScore(b.data(), P, n, 1), 1.0);
+    QVERIFY(inductionScore(b.data(), P, n, 0) < 1.0);
   }
 
   // On a model: every head's numbers lie in their ranges; layer means are the heads' means.

@@ -55,10 +55,10 @@ MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
   return d;
 }
 
-double inductionScore(const float* weights, int T, int n) {
+double inductionScore(const float* weights, int T, int n, int start) {
   double sum = 0;
   int rows = 0;
-  for (int i = n; i < std::min(2 * n, T); ++i, ++rows) sum += weights[i * T + i - n + 1];
+  for (int i = start + n; i < std::min(start + 2 * n, T); ++i, ++rows) sum += weights[i * T + i - n + 1];
   return rows ? sum / rows : 0.0;
 }
 
@@ -73,15 +73,16 @@ double effectiveRank(const float* weights, int T) {
 }
 
 MapDiagnosticsProbe::MapDiagnosticsProbe(const Task& task, int vocab, int seqLen, int batch, uint64_t seed)
-    : half_(seqLen / 2), workspace_(makeWorkspace()) {
+    : half_((seqLen - 1) / 2), workspace_(makeWorkspace()) {
   Rng rng(seed);
   probe_ = task.sample(batch, seqLen, Split::Validation, rng);
   repeated_.B = batch;
-  repeated_.T = 2 * half_;
+  repeated_.T = 1 + 2 * half_;
   repeated_.targets.assign(static_cast<size_t>(batch) * repeated_.T, -1);
   for (int b = 0; b < batch; ++b) {
     std::vector<int> r(half_);
     for (int& t : r) t = rng.uniformInt(0, vocab - 1);
+    repeated_.inputs.push_back(probe_.inputs[static_cast<size_t>(b) * seqLen]);
     for (int rep = 0; rep < 2; ++rep) repeated_.inputs.insert(repeated_.inputs.end(), r.begin(), r.end());
   }
 }
@@ -107,10 +108,15 @@ std::vector<std::vector<MapDiagnostics>> MapDiagnosticsProbe::measure(const Mode
     model.forward(ws, repeated_.inputs.data(), repeated_.targets.data(), repeated_.B, repeated_.T);
     const int R = repeated_.T;
     for (int l = 0; l < c.n_layers; ++l)
-      for (int h = 0; h < c.n_heads; ++h)
-        for (int b = 0; b < repeated_.B; ++b)
-          out[l][h].induction +=
-              inductionScore(ws.blocks[l].attn.weights.data() + (static_cast<size_t>(b) * c.n_heads + h) * R * R, R, half_) / repeated_.B;
+      for (int h = 0; h < c.n_heads; ++h) {
+        MapDiagnostics& d = out[l][h];
+        d.previous_token = 0;
+        for (int b = 0; b < repeated_.B; ++b) {
+          const float* map = ws.blocks[l].attn.weights.data() + (static_cast<size_t>(b) * c.n_heads + h) * R * R;
+          d.induction += inductionScore(map, R, half_, 1) / repeated_.B;
+          for (int i = 2; i < R; ++i) d.previous_token += map[i * R + i - 1] / (static_cast<double>(R - 2) * repeated_.B);
+        }
+      }
   }
   return out;
 }

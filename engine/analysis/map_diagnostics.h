@@ -24,15 +24,20 @@ struct MapDiagnostics {
 // Diagnostics of one [T, T] row-major map (everything but induction). `scores` tells visible keys
 // (finite) from masked ones (-inf); null means causal (j <= i).
 MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T);
-// Mean of a_i,i-n+1 over rows i in [n, 2n) of a map of the sequence [r, r] with |r| = n.
-double inductionScore(const float* weights, int T, int n);
+// Mean of a_i,i-n+1 over the repeat's rows i in [start + n, start + 2n) of a map of the sequence
+// [prefix, r, r] with |prefix| = start and |r| = n.
+double inductionScore(const float* weights, int T, int n, int start = 0);
 double effectiveRank(const float* weights, int T);
 
 // Holds a probe batch from the task and a batch of repeated random sequences, and a workspace, so
 // that measuring a model is two small forward passes (cheap enough for every training snapshot).
+// Previous-token and induction scores come from the random sequences (nothing in them but the
+// previous token and the repeat to lean on, and no task padding to dilute them); the rest from the
+// task's probe batch. Each random sequence starts with the first token of a task sequence, since
+// models lean on it (a leading pad or separator) as an anchor.
 class MapDiagnosticsProbe {
  public:
-  // `seqLen`: the task's sequence length; the random sequences are [r, r] with |r| = seqLen / 2.
+  // `seqLen`: the task's sequence length; the random sequences are [t0, r, r] with |r| = (seqLen - 1) / 2.
   MapDiagnosticsProbe(const Task& task, int vocab, int seqLen, int batch, uint64_t seed);
   ~MapDiagnosticsProbe();
   // [layer][head], averaged over the batch. Uses the model's configured threads.

@@ -15,7 +15,7 @@
 namespace attnlab {
 
 struct SeedCheckOptions {
-  bool quick = false;  // fewer steps and cases (about a minute on 2 cores)
+  bool quick = false;  // fewer steps and cases (about 2 minutes on 2 free cores)
   int threads = 2;
   uint64_t seed = 1;
   std::function<void(const std::string&)> progress;  // one line per stage, may be empty

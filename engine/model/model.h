@@ -52,7 +52,8 @@ class Model {
 
   // Head mask hook (X3, analysis/head_importance.h): gains[layer][head] scale each head's output
   // (0 ablates it); an empty list switches the hook off (the default, at no cost). Setting clears
-  // the accumulated d(loss)/d(gain), which every backward() adds to while the gains are set.
+  // the accumulated d(loss)/d(gain), which every backward() adds to while the gains are set (set
+  // them before the forward pass whose backward should see them).
   void setHeadGains(const std::vector<std::vector<float>>& gains);
   std::vector<std::vector<double>> headGainGradients() const;
 
