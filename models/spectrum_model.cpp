@@ -115,6 +115,13 @@ QList<QPointF> SpectrumModel::ropePhasePoints(int head) const {
   return points;
 }
 
+QList<QPointF> SpectrumModel::ropeMagnitudePoints(int head) const {
+  QList<QPointF> points;
+  if (const HeadSpectrum* h = shown(head))
+    for (size_t i = 0; i < h->rope.size(); ++i) points.append(QPointF(double(i), h->rope[i].magnitude));
+  return points;
+}
+
 std::vector<SpectrumModel::Numbers> SpectrumModel::numbers() const {
   std::vector<Numbers> out;
   for (int head : shownHeads())
@@ -128,35 +135,51 @@ bool SpectrumModel::usesRope() const {
   return false;
 }
 
+std::vector<const HeadSpectrum*> SpectrumModel::rangeHeads() const {
+  std::vector<const HeadSpectrum*> heads;
+  if (!hasData()) return heads;
+  for (int i = 0; i < snapshotCount(); ++i) {
+    if (fit_ && i != snapshot_) continue;
+    for (const HeadSpectrum& h : series_->snapshots[i].heads)
+      if (h.layer == layer_) heads.push_back(&h);
+  }
+  return heads;
+}
+
+void SpectrumModel::setFitToSnapshot(bool fit) {
+  if (fit == fit_) return;
+  fit_ = fit;
+  emit spectrumChanged();
+}
+
 double SpectrumModel::planeExtent() const {
   double extent = nullSymmetric() ? 0 : nullRadius();
-  if (series_) {
-    auto widen = [&](const HeadSpectrum& h) {
-      if (h.layer != layer_) return;
-      for (const auto& z : h.eigenvalues) extent = std::max({extent, std::abs(z.real()), std::abs(z.imag())});
-    };
-    for (const SpectrumSnapshot& snapshot : series_->snapshots) std::for_each(snapshot.heads.begin(), snapshot.heads.end(), widen);
-    std::for_each(series_->nullDraw.begin(), series_->nullDraw.end(), widen);
-  }
+  std::vector<const HeadSpectrum*> heads = rangeHeads();
+  if (series_)
+    for (const HeadSpectrum& h : series_->nullDraw)
+      if (h.layer == layer_) heads.push_back(&h);
+  for (const HeadSpectrum* h : heads)
+    for (const auto& z : h->eigenvalues) extent = std::max({extent, std::abs(z.real()), std::abs(z.imag())});
   return extent > 0 ? extent * 1.1 : 1.0;
 }
 
 double SpectrumModel::maxSingularValue() const {
   double top = 0;
-  if (series_)
-    for (const SpectrumSnapshot& snapshot : series_->snapshots)
-      for (const HeadSpectrum& h : snapshot.heads)
-        if (h.layer == layer_)
-          for (double s : h.singularValues) top = std::max(top, s);
+  for (const HeadSpectrum* h : rangeHeads())
+    for (double s : h->singularValues) top = std::max(top, s);
+  return top;
+}
+
+double SpectrumModel::maxRopeMagnitude() const {
+  double top = 0;
+  for (const HeadSpectrum* h : rangeHeads())
+    for (const RopePhase& r : h->rope) top = std::max(top, r.magnitude);
   return top;
 }
 
 int SpectrumModel::maxRank() const {
   size_t rank = 0;
-  if (series_)
-    for (const SpectrumSnapshot& snapshot : series_->snapshots)
-      for (const HeadSpectrum& h : snapshot.heads)
-        if (h.layer == layer_) rank = std::max(rank, h.singularValues.size());
+  for (const HeadSpectrum* h : rangeHeads()) rank = std::max(rank, h->singularValues.size());
   return static_cast<int>(rank);
 }
 

@@ -57,6 +57,10 @@ class SpectrumModel : public QObject {
   void setSeries(std::shared_ptr<const SpectrumSeries> series);
   void select(int layer, int head);  // head kAllHeads overlays every head of the layer; ignored if out of range
   void setSnapshot(int index);       // clamped to the available snapshots
+  // Off (the default): chart ranges hold every snapshot, so motion shows. On: they fit the shown
+  // snapshot, to see small early spectra beside the null disk.
+  void setFitToSnapshot(bool fit);
+  bool fitToSnapshot() const { return fit_; }
 
   bool hasData() const { return series_ && !series_->snapshots.empty(); }
   int layerCount() const;
@@ -74,16 +78,18 @@ class SpectrumModel : public QObject {
   QList<QPointF> nullDrawPoints(int head) const;
   // (rank 1.., sigma) for the singular values chart.
   QList<QPointF> singularValuePoints(int head) const;
-  // (frequency index 0.., phase) per rotated pair; empty without RoPE.
+  // (pair index 0.., phase) and (pair index, |z|) per rotated pair; empty without RoPE.
   QList<QPointF> ropePhasePoints(int head) const;
+  QList<QPointF> ropeMagnitudePoints(int head) const;
+  double maxRopeMagnitude() const;  // over the ranges' heads
   std::vector<Numbers> numbers() const;  // per shown head
   bool usesRope() const;
   double nullRadius() const { return series_ ? series_->nullRadius : 0; }
   bool nullSymmetric() const { return series_ && series_->nullSymmetric; }
   // Half-width of the square complex-plane view that holds every eigenvalue of the layer in every
-  // snapshot, the null disk and the draw, with a margin.
+  // snapshot (or the shown one, see setFitToSnapshot), the null disk and the draw, with a margin.
   double planeExtent() const;
-  double maxSingularValue() const;  // over the layer and all snapshots
+  double maxSingularValue() const;  // over the layer and all snapshots (or the shown one)
   int maxRank() const;              // most singular values any head of the layer has
 
  signals:
@@ -93,12 +99,15 @@ class SpectrumModel : public QObject {
  private:
   const HeadSpectrum* find(const std::vector<HeadSpectrum>& heads, int head) const;
   const HeadSpectrum* shown(int head) const;
+  // The layer's heads in every snapshot the ranges cover.
+  std::vector<const HeadSpectrum*> rangeHeads() const;
 
   std::shared_ptr<const SpectrumSeries> series_;
   std::vector<int> headsPerLayer_;
   int layer_ = 0;
   int head_ = 0;
   int snapshot_ = 0;
+  bool fit_ = false;
 };
 
 }  // namespace attnlab

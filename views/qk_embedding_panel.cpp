@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -70,7 +71,15 @@ QkEmbeddingPanel::QkEmbeddingPanel(QkEmbeddingModel* model, QWidget* parent)
     updateCaption();
     updateLegend();
   });
-  connect(model_, &QkEmbeddingModel::colorsChanged, this, &QkEmbeddingPanel::updateLegend);
+  connect(model_, &QkEmbeddingModel::colorsChanged, this, [this] {
+    const QSignalBlocker quiet(colorPicker_);  // follow a setting made elsewhere
+    colorPicker_->setCurrentIndex(colorPicker_->findData(int(model_->colorBy())));
+    updateLegend();
+  });
+  connect(model_, &QkEmbeddingModel::selectionChanged, this, [this] {
+    const QSignalBlocker quiet(topK_);
+    topK_->setValue(model_->topK());
+  });
   connect(model_, &QkEmbeddingModel::selectionChanged, this, [this] { updateStatus(QString()); });
   connect(view_, &QkEmbeddingView::hovered, this, &QkEmbeddingPanel::updateStatus);
   updateCaption();

@@ -76,7 +76,8 @@ QkEmbeddingView::QkEmbeddingView(QkEmbeddingModel* model, QWidget* parent)
   setMouseTracking(true);
   setMinimumSize(240, 200);
   window_->AddRenderer(renderer_);
-  renderer_->SetBackground(0.97, 0.97, 0.96);
+  renderer_->SetBackground(1, 1, 1);
+  renderer_->SetBackgroundAlpha(1);  // else Qt composes the cleared pixels as see-through
   sphere_->SetThetaResolution(16);
   sphere_->SetPhiResolution(12);
 

@@ -2,10 +2,12 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QPushButton>
 #include <QScatterSeries>
@@ -76,12 +78,18 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
       headPicker_(new QComboBox(this)),
       slider_(new QSlider(Qt::Horizontal, this)),
       play_(new QPushButton(tr("Play"), this)),
+      fit_(new QCheckBox(tr("Fit axes to this step"), this)),
       stepLabel_(new QLabel(this)),
       numbers_(new QLabel(this)),
       plane_(makeChartView(tr("Eigenvalues of W_q\u1d40W_k"), tr("real"), tr("imaginary"), this)),
       singular_(makeChartView(tr("Singular values"), tr("rank"), tr("\u03c3"), this)),
-      rope_(makeChartView(tr("RoPE phase per frequency pair"), tr("pair (0 = fastest rotation)"), tr("phase (rad)"), this)),
+      rope_(makeChartView(tr("RoPE pairs: z = rotation-commuting part of each 2×2 block"),
+                          tr("pair (0 = fastest rotation)"), QString(), this)),
+      magnitudeAxis_(new QValueAxis),
       timer_(new QTimer(this)) {
+  magnitudeAxis_->setTitleText(tr("|z| (line)"));
+  rope_->chart()->addAxis(magnitudeAxis_, Qt::AlignRight);
+  axis(rope_->chart(), Qt::Vertical)->setTitleText(tr("phase arg z, rad (dots)"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Layer"), this));
   controls->addWidget(layerPicker_);
@@ -92,6 +100,8 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   controls->addWidget(play_);
   controls->addWidget(slider_, 1);
   controls->addWidget(stepLabel_);
+  controls->addSpacing(8);
+  controls->addWidget(fit_);
 
   numbers_->setTextFormat(Qt::RichText);
   numbers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -114,6 +124,8 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   headPicker_->setToolTip(tr("One head, or every head of the layer overlaid"));
   slider_->setToolTip(tr("Training snapshot"));
   play_->setToolTip(tr("Play the spectrum through the training snapshots"));
+  fit_->setToolTip(tr("Off: the axes hold every step, so the motion shows. On: they fit this step, "
+                     "to compare an early spectrum with the random null."));
   timer_->setInterval(400);
 
   connect(layerPicker_, &QComboBox::currentIndexChanged, this, [this](int layer) {
@@ -123,6 +135,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   connect(headPicker_, &QComboBox::currentIndexChanged, this,
           [this](int index) { model_->select(model_->selectedLayer(), index - 1); });  // item 0 is "all"
   connect(slider_, &QSlider::valueChanged, model_, &SpectrumModel::setSnapshot);
+  connect(fit_, &QCheckBox::toggled, model_, &SpectrumModel::setFitToSnapshot);
   connect(play_, &QPushButton::clicked, this, [this] { setPlaying(!playing()); });
   connect(timer_, &QTimer::timeout, this, [this] {
     if (model_->snapshotIndex() + 1 >= model_->snapshotCount()) {
@@ -247,11 +260,20 @@ void SpectrumView::redrawRope() {
   QChart* chart = rope_->chart();
   chart->removeAllSeries();
   axis(chart, Qt::Vertical)->setRange(-kPi, kPi);
+  magnitudeAxis_->setRange(0, std::max(1e-9, model_->maxRopeMagnitude() * 1.05));
   int pairs = 1;
   for (int head : model_->shownHeads()) {
-    const QList<QPointF> points = model_->ropePhasePoints(head);
-    pairs = std::max(pairs, int(points.size()));
-    if (!points.isEmpty()) attach(chart, scatter(points, headName(head), categoryColor(head), 8));
+    const QList<QPointF> phases = model_->ropePhasePoints(head);
+    if (phases.isEmpty()) continue;
+    pairs = std::max(pairs, int(phases.size()));
+    attach(chart, scatter(phases, headName(head), categoryColor(head), 8));
+    auto* magnitude = new QLineSeries;
+    magnitude->replace(model_->ropeMagnitudePoints(head));
+    magnitude->setColor(categoryColor(head));
+    chart->addSeries(magnitude);
+    magnitude->attachAxis(axis(chart, Qt::Horizontal));
+    magnitude->attachAxis(magnitudeAxis_);
+    chart->legend()->markers(magnitude).constFirst()->setVisible(false);  // the dots' entry names the head
   }
   axis(chart, Qt::Horizontal)->setRange(-0.5, pairs - 0.5);
   axis(chart, Qt::Horizontal)->setLabelFormat(QStringLiteral("%d"));
@@ -262,7 +284,8 @@ void SpectrumView::updateNumbers() {
     numbers_->setText(tr("No spectra yet"));
     return;
   }
-  QString html = tr("<table cellspacing=4><tr><th></th><th>skew share</th><th>non-normality</th></tr>");
+  QString html = tr("<table cellspacing=0 cellpadding=3><tr><th></th><th align=right>skew<br>share</th>"
+                    "<th align=right>non-<br>normality</th></tr>");
   for (const SpectrumModel::Numbers& n : model_->numbers())
     html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td><td align=right>%3</td><td align=right>%4</td></tr>")
                 .arg(categoryColor(n.head).name(), headName(n.head), number(n.skewEnergyShare), number(n.nonNormality));

@@ -8,6 +8,7 @@
 
 class QChart;
 class QChartView;
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -45,11 +46,13 @@ class SpectrumView : public QWidget {
   QComboBox* headPicker_;
   QSlider* slider_;
   QPushButton* play_;
+  QCheckBox* fit_;
   QLabel* stepLabel_;
   QLabel* numbers_;
   QChartView* plane_;
   QChartView* singular_;
   QChartView* rope_;
+  QValueAxis* magnitudeAxis_;  // right axis of the RoPE chart
   QTimer* timer_;
 };
 

@@ -95,6 +95,23 @@ class TestSpectrum : public QObject {
     QCOMPARE(changed.count(), 1);
   }
 
+  void rangesCanFitTheShownSnapshot() {
+    SpectrumModel model;
+    model.setSeries(twoSnapshots());
+    QCOMPARE(model.ropeMagnitudePoints(0), QList<QPointF>({{0, 0.4}, {1, 0.2}}));
+    QCOMPARE(model.maxRopeMagnitude(), 0.4);
+    model.setSnapshot(0);
+    QCOMPARE(model.planeExtent(), 2 * 1.1);  // every snapshot: the later 1 + 2i sets the range
+    QCOMPARE(model.maxSingularValue(), 3.0);
+    QSignalSpy changed(&model, &SpectrumModel::spectrumChanged);
+    model.setFitToSnapshot(true);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.planeExtent(), 1.5 * 1.1);  // step 0 lies inside the null disk
+    QCOMPARE(model.maxSingularValue(), 0.3);
+    QCOMPARE(model.maxRank(), 2);
+    QCOMPARE(model.maxRopeMagnitude(), 0.0);
+  }
+
   void allHeadsOfALayer() {
     SpectrumModel model;
     model.setSeries(twoSnapshots());
