@@ -106,6 +106,7 @@ QkEmbeddingView::QkEmbeddingView(QkEmbeddingModel* model, QWidget* parent)
 }
 
 QkEmbeddingView::~QkEmbeddingView() {
+  if (!isValid()) return;  // never shown: VTK holds no GL resources
   // Release VTK's GL resources while the widget's context still exists.
   makeCurrent();
   window_->Finalize();
@@ -274,13 +275,20 @@ std::optional<QPointF> QkEmbeddingView::projected(Kind kind, int index) const {
   const QVector3D& p = model_->token(kind, index).point;
   // The renderer projects with the window's size; keep it in step with the widget even before
   // the first paint (the tests ask before anything is shown).
-  const int* size = window_->GetSize();
-  if (size[0] != width() || size[1] != height()) window_->SetSize(width(), height());
+  syncWindowSize();
   renderer_->SetWorldPoint(p.x(), p.y(), p.z(), 1);
   renderer_->WorldToDisplay();
   double display[3];
   renderer_->GetDisplayPoint(display);
-  return QPointF(display[0], height() - display[1]);  // VTK's display y runs up
+  const qreal ratio = devicePixelRatioF();  // display is in device pixels, y running up
+  return QPointF(display[0] / ratio, height() - display[1] / ratio);
+}
+
+void QkEmbeddingView::syncWindowSize() const {
+  const qreal ratio = devicePixelRatioF();
+  const int w = int(width() * ratio), h = int(height() * ratio);
+  const int* size = window_->GetSize();
+  if (size[0] != w || size[1] != h) window_->SetSize(w, h);
 }
 
 std::optional<QkEmbeddingView::Hit> QkEmbeddingView::pick(const QPoint& position) const {
@@ -305,14 +313,10 @@ void QkEmbeddingView::initializeGL() {
   window_->OpenGLInitContext();
 }
 
-void QkEmbeddingView::resizeGL(int w, int h) {
-  const qreal ratio = devicePixelRatioF();
-  window_->SetSize(int(w * ratio), int(h * ratio));
-}
+void QkEmbeddingView::resizeGL(int, int) { syncWindowSize(); }
 
 void QkEmbeddingView::paintGL() {
-  const qreal ratio = devicePixelRatioF();
-  window_->SetSize(int(width() * ratio), int(height() * ratio));
+  syncWindowSize();
   // Qt touches GL state between frames; VTK caches it, so start from what is really there.
   window_->GetState()->Reset();
   window_->GetState()->Push();

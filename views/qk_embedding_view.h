@@ -63,6 +63,7 @@ class QkEmbeddingView : public QOpenGLWidget {
   void recolor();        // colours (new data or setting)
   void rebuildLines();   // the selected query's ring and its top-k tubes
   double glyphSize() const;
+  void syncWindowSize() const;  // VTK's window size = the widget's, in device pixels
   void pan(const QPoint& delta);
 
   QkEmbeddingModel* model_;

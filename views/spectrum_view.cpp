@@ -55,6 +55,12 @@ void attach(QChart* chart, QAbstractSeries* series) {
   series->attachAxis(axis(chart, Qt::Vertical));
 }
 
+// A range from 0 that ends on a round number, with round ticks.
+void setRoundRange(QValueAxis* axis, double top) {
+  axis->setRange(0, std::max(1e-9, top));
+  axis->applyNiceNumbers();
+}
+
 QString headName(int head) { return QObject::tr("head %1").arg(head + 1); }
 
 QScatterSeries* scatter(const QList<QPointF>& points, const QString& name, const QColor& color, double size) {
@@ -144,6 +150,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
     }
     model_->setSnapshot(model_->snapshotIndex() + 1);
   });
+  connect(plane_->chart(), &QChart::plotAreaChanged, this, &SpectrumView::fitPlaneAspect);
   connect(model_, &SpectrumModel::shapeChanged, this, &SpectrumView::syncControls);
   connect(model_, &SpectrumModel::spectrumChanged, this, [this] {
     syncControls();
@@ -172,7 +179,8 @@ void SpectrumView::setPlaying(bool play) {
 void SpectrumView::setPlayInterval(int milliseconds) { timer_->setInterval(milliseconds); }
 
 void SpectrumView::syncControls() {
-  const QSignalBlocker quietLayer(layerPicker_), quietHead(headPicker_), quietSlider(slider_);
+  const QSignalBlocker quietLayer(layerPicker_), quietHead(headPicker_), quietSlider(slider_), quietFit(fit_);
+  fit_->setChecked(model_->fitToSnapshot());
   if (layerPicker_->count() != model_->layerCount()) {
     layerPicker_->clear();
     for (int i = 0; i < model_->layerCount(); ++i) layerPicker_->addItem(QString::number(i + 1));
@@ -207,9 +215,7 @@ void SpectrumView::redraw() {
 void SpectrumView::redrawPlane() {
   QChart* chart = plane_->chart();
   chart->removeAllSeries();
-  const double extent = model_->planeExtent();
-  axis(chart, Qt::Horizontal)->setRange(-extent, extent);
-  axis(chart, Qt::Vertical)->setRange(-extent, extent);
+  fitPlaneAspect();
   if (!model_->hasData()) return;
 
   const double radius = model_->nullRadius();
@@ -239,12 +245,30 @@ void SpectrumView::redrawPlane() {
   for (int head : heads) attach(chart, scatter(model_->eigenvaluePoints(head), headName(head), categoryColor(head), 9));
 }
 
+void SpectrumView::fitPlaneAspect() {
+  // One unit is as long across as up, so the null disk is round: the longer side of the plot
+  // area gets the wider range.
+  const QRectF area = plane_->chart()->plotArea();
+  const double extent = model_->planeExtent();
+  const double wide = area.height() > 0 ? extent * std::max(1.0, area.width() / area.height()) : extent;
+  const double tall = area.width() > 0 ? extent * std::max(1.0, area.height() / area.width()) : extent;
+  QValueAxis* x = axis(plane_->chart(), Qt::Horizontal);
+  QValueAxis* y = axis(plane_->chart(), Qt::Vertical);
+  if (std::abs(x->max() - wide) > 1e-12 * wide || std::abs(y->max() - tall) > 1e-12 * tall) {
+    for (auto [axis, half] : {std::pair{x, wide}, std::pair{y, tall}}) {
+      axis->setRange(-half, half);
+      axis->setTickCount(5);  // odd: 0 is a tick
+      axis->setLabelFormat(QStringLiteral("%.2g"));
+    }
+  }
+}
+
 void SpectrumView::redrawSingular() {
   QChart* chart = singular_->chart();
   chart->removeAllSeries();
   axis(chart, Qt::Horizontal)->setRange(0.5, std::max(1, model_->maxRank()) + 0.5);
   axis(chart, Qt::Horizontal)->setLabelFormat(QStringLiteral("%d"));
-  axis(chart, Qt::Vertical)->setRange(0, std::max(1e-9, model_->maxSingularValue() * 1.05));
+  setRoundRange(axis(chart, Qt::Vertical), model_->maxSingularValue());
   for (int head : model_->shownHeads()) {
     auto* series = new QLineSeries;
     series->setName(headName(head));
@@ -260,7 +284,7 @@ void SpectrumView::redrawRope() {
   QChart* chart = rope_->chart();
   chart->removeAllSeries();
   axis(chart, Qt::Vertical)->setRange(-kPi, kPi);
-  magnitudeAxis_->setRange(0, std::max(1e-9, model_->maxRopeMagnitude() * 1.05));
+  setRoundRange(magnitudeAxis_, model_->maxRopeMagnitude());
   int pairs = 1;
   for (int head : model_->shownHeads()) {
     const QList<QPointF> phases = model_->ropePhasePoints(head);

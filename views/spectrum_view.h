@@ -37,6 +37,7 @@ class SpectrumView : public QWidget {
   void syncControls();
   void redraw();
   void redrawPlane();
+  void fitPlaneAspect();
   void redrawSingular();
   void redrawRope();
   void updateNumbers();

@@ -145,20 +145,28 @@ class TestSpectrum : public QObject {
     SpectrumView view(&model);
     view.resize(1100, 600);
     model.setSeries(twoSnapshots());
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
     QChart* plane = view.planeChart();
     auto* disk = qobject_cast<QLineSeries*>(seriesNamed(plane, "Ginibre null disk"));
     QVERIFY(disk);
     for (const QPointF& p : disk->points()) QVERIFY(std::abs(std::hypot(p.x(), p.y()) - 1.5) < 1e-9);
     QCOMPARE(pointsOf(seriesNamed(plane, "head 1")), QList<QPointF>({{1, 2}, {1, -2}, {-0.5, 0}}));
     QCOMPARE(pointsOf(seriesNamed(plane, "random init draw")).size(), 2);
+    // Equal units across and up: the shorter side spans exactly the extent, the longer one more.
     auto* x = static_cast<QValueAxis*>(plane->axes(Qt::Horizontal).constFirst());
-    QCOMPARE(x->max(), 2.2);
+    auto* y = static_cast<QValueAxis*>(plane->axes(Qt::Vertical).constFirst());
+    const QRectF area = plane->plotArea();
+    QCOMPARE(std::min(x->max(), y->max()), 2.2);
+    QVERIFY(area.width() > 100 && area.height() > 100);
+    QVERIFY(std::abs(x->max() / y->max() - area.width() / area.height()) < 1e-6);
+    QCOMPARE(x->min(), -x->max());
     QVERIFY(!view.ropeChart()->series().isEmpty());
 
     view.snapshotSlider()->setValue(0);  // the slider moves the model
     QCOMPARE(model.snapshotIndex(), 0);
     QCOMPARE(pointsOf(seriesNamed(plane, "head 1")), QList<QPointF>({{0.1, 0}}));
-    QCOMPARE(x->max(), 2.2);  // axes stay put across snapshots
+    QCOMPARE(std::min(x->max(), y->max()), 2.2);  // axes stay put across snapshots
 
     model.select(0, SpectrumModel::kAllHeads);  // overlay: one eigenvalue series per head
     QVERIFY(seriesNamed(plane, "head 1") && seriesNamed(plane, "head 2"));

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   config.train.steps = steps;
+  config.train.threads = 1;  // a demo: leave the other core to the window
   Trainer trainer(config);
   if (layer < 0 || layer >= trainer.config().model.n_layers || head < 0 || head >= trainer.config().model.n_heads) {
     std::fprintf(stderr, "viz_demo: no layer %d head %d in this model\n", layer + 1, head + 1);
@@ -115,6 +116,11 @@ int main(int argc, char** argv) {
   bool ok = true;
   QTimer::singleShot(500, &app, [&] {
     ok &= save(spectrumView.grab().toImage(), out.filePath("spectrum.png"));
+    spectra.setSnapshot(0);  // the untrained model beside its random null
+    spectra.setFitToSnapshot(true);
+    ok &= save(spectrumView.grab().toImage(), out.filePath("spectrum-start.png"));
+    spectra.setSnapshot(spectra.snapshotCount() - 1);
+    spectra.setFitToSnapshot(false);
     ok &= save(embeddingPanel.grab().toImage(), out.filePath("embedding.png"));
     embeddingPanel.view()->rotateCamera(60, 15);
     ok &= save(embeddingPanel.grab().toImage(), out.filePath("embedding-turned.png"));
