@@ -1,0 +1,113 @@
+#pragma once
+// The QK spectra (CATALOGUE X1) of every head over training snapshots, and which layer, head(s) and
+// snapshot the spectra view shows. The input structs are plain; an adapter fills them from the
+// analysis' QkSpectrum / GinibreNull / qkSpectrumSeries. The model owns the choices and the chart
+// ranges (fixed over all snapshots, so motion during training is visible and not rescaled away).
+#include <QList>
+#include <QObject>
+#include <QPointF>
+#include <QString>
+#include <complex>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace attnlab {
+
+struct RopePhase {
+  double frequency = 0;  // theta_m, radians per position
+  double magnitude = 0;  // |z_m|: how much the pair contributes
+  double phase = 0;      // arg z_m in (-pi, pi]
+};
+
+struct HeadSpectrum {
+  int layer = 0, head = 0;
+  std::vector<std::complex<double>> eigenvalues;  // nonzero eigenvalues of W_q^T W_k
+  std::vector<double> singularValues;             // descending
+  double skewEnergyShare = std::numeric_limits<double>::quiet_NaN();  // ||A||^2 / ||M||^2
+  double nonNormality = std::numeric_limits<double>::quiet_NaN();     // Henrici departure, relative
+  std::vector<RopePhase> rope;                    // empty without RoPE
+};
+
+struct SpectrumSnapshot {
+  int step = 0;
+  std::vector<HeadSpectrum> heads;  // every head of every layer, any order
+};
+
+struct SpectrumSeries {
+  std::vector<SpectrumSnapshot> snapshots;  // in training order
+  double nullRadius = 0;       // Ginibre circular-law radius at the initial scale
+  bool nullSymmetric = false;  // queries are keys: the null is real, not a disk
+  std::vector<HeadSpectrum> nullDraw;  // eigenvalues of each head in a freshly initialised model
+};
+
+class SpectrumModel : public QObject {
+  Q_OBJECT
+ public:
+  static constexpr int kAllHeads = -1;
+  struct Numbers {
+    int head = 0;
+    double skewEnergyShare = 0, nonNormality = 0;
+  };
+
+  using QObject::QObject;
+
+  // Keeps layer/head when they still exist; shows the last snapshot. Throws std::invalid_argument
+  // when a snapshot lists a head twice.
+  void setSeries(std::shared_ptr<const SpectrumSeries> series);
+  void select(int layer, int head);  // head kAllHeads overlays every head of the layer; ignored if out of range
+  void setSnapshot(int index);       // clamped to the available snapshots
+  // Off (the default): chart ranges hold every snapshot, so motion shows. On: they fit the shown
+  // snapshot, to see small early spectra beside the null disk.
+  void setFitToSnapshot(bool fit);
+  bool fitToSnapshot() const { return fit_; }
+
+  bool hasData() const { return series_ && !series_->snapshots.empty(); }
+  int layerCount() const;
+  int headCount(int layer) const;
+  int snapshotCount() const { return series_ ? static_cast<int>(series_->snapshots.size()) : 0; }
+  int selectedLayer() const { return layer_; }
+  int selectedHead() const { return head_; }
+  int snapshotIndex() const { return snapshot_; }
+  int step() const;  // training step of the shown snapshot
+
+  // The heads shown (one, or every head of the layer), ascending.
+  std::vector<int> shownHeads() const;
+  // Eigenvalues of `head` in the shown snapshot as (re, im) points; empty when the head is absent.
+  QList<QPointF> eigenvaluePoints(int head) const;
+  QList<QPointF> nullDrawPoints(int head) const;
+  // (rank 1.., sigma) for the singular values chart.
+  QList<QPointF> singularValuePoints(int head) const;
+  // (pair index 0.., phase) and (pair index, |z|) per rotated pair; empty without RoPE.
+  QList<QPointF> ropePhasePoints(int head) const;
+  QList<QPointF> ropeMagnitudePoints(int head) const;
+  double maxRopeMagnitude() const;  // over the ranges' heads
+  std::vector<Numbers> numbers() const;  // per shown head
+  bool usesRope() const;
+  double nullRadius() const { return series_ ? series_->nullRadius : 0; }
+  bool nullSymmetric() const { return series_ && series_->nullSymmetric; }
+  // Half-width of the square complex-plane view that holds every eigenvalue of the layer in every
+  // snapshot (or the shown one, see setFitToSnapshot), the null disk and the draw, with a margin.
+  double planeExtent() const;
+  double maxSingularValue() const;  // over the layer and all snapshots (or the shown one)
+  int maxRank() const;              // most singular values any head of the layer has
+
+ signals:
+  void shapeChanged();     // layers, heads or snapshot count changed
+  void spectrumChanged();  // new series, selection or snapshot
+
+ private:
+  const HeadSpectrum* find(const std::vector<HeadSpectrum>& heads, int head) const;
+  const HeadSpectrum* shown(int head) const;
+  // The layer's heads in every snapshot the ranges cover.
+  std::vector<const HeadSpectrum*> rangeHeads() const;
+
+  std::shared_ptr<const SpectrumSeries> series_;
+  std::vector<int> headsPerLayer_;
+  int layer_ = 0;
+  int head_ = 0;
+  int snapshot_ = 0;
+  bool fit_ = false;
+};
+
+}  // namespace attnlab
