@@ -1,5 +1,6 @@
 #include "model/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab::ops {
@@ -52,16 +53,36 @@ namespace {
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 }
 
+// Both run over blocks of kGeluBlock values: tanh stays vectorised (Eigen) and the backward needs
+// no whole-matrix temporaries (each would be a fresh [N, d_ff] allocation per step); blocks are
+// independent, so threads share them.
+constexpr Eigen::Index kGeluBlock = 512;
+
 void geluForward(const Mat& x, Mat& y) {
-  y = (0.5f * x.array() * (1.0f + (kGeluC * (x.array() + 0.044715f * x.array().cube())).tanh())).matrix();
+  y.resize(x.rows(), x.cols());
+  const Eigen::Index n = x.size();
+#pragma omp parallel for schedule(static)
+  for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
+    const Eigen::Index len = std::min(kGeluBlock, n - start);
+    const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len);
+    Eigen::Map<Eigen::ArrayXf>(y.data() + start, len) = 0.5f * xs * (1.0f + (kGeluC * (xs + 0.044715f * xs.cube())).tanh());
+  }
 }
 
 void geluBackward(const Mat& dy, const Mat& x, Mat& dx) {
-  const auto u = (kGeluC * (x.array() + 0.044715f * x.array().cube())).eval();
-  const auto t = u.tanh().eval();
-  // d/dx [0.5 x (1 + tanh u)] = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
-  const auto du = (kGeluC * (1.0f + 3.0f * 0.044715f * x.array().square())).eval();
-  dx = (dy.array() * (0.5f * (1.0f + t) + 0.5f * x.array() * (1.0f - t.square()) * du)).matrix();
+  dx.resize(x.rows(), x.cols());
+  const Eigen::Index n = x.size();
+#pragma omp parallel for schedule(static)
+  for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
+    const Eigen::Index len = std::min(kGeluBlock, n - start);
+    const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len), dys(dy.data() + start, len);
+    float tanhU[kGeluBlock];
+    Eigen::Map<Eigen::ArrayXf> t(tanhU, len);
+    t = (kGeluC * (xs + 0.044715f * xs.cube())).tanh();  // t = tanh u, u = c (x + 0.044715 x^3)
+    // d/dx [0.5 x (1 + tanh u)] = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
+    Eigen::Map<Eigen::ArrayXf>(dx.data() + start, len) =
+        dys * (0.5f * (1.0f + t) + 0.5f * xs * (1.0f - t.square()) * (kGeluC * (1.0f + 3.0f * 0.044715f * xs.square())));
+  }
 }
 
 double crossEntropyForward(const Mat& logits, const int* targets, Mat& probs, int& counted) {

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <malloc.h>
 #include <omp.h>
 
 #include <chrono>
@@ -17,6 +18,18 @@ constexpr uint64_t kProbeStream = 0x165667b19e3779f9ull;  // the fixed probe exa
 void useThreads(int threads) {
   omp_set_num_threads(threads);
   Eigen::setNbThreads(threads);
+}
+
+// Keeps freed activation buffers in the heap. By default glibc returns blocks above its mmap
+// threshold to the system, and every step then faults fresh zeroed pages in again (about 4% of a
+// default-preset step, measured with perf). 32 MiB is the largest threshold glibc accepts.
+void keepActivationBuffersInHeap() {
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void)done;
 }
 
 // Returns the name of the first parameter whose gradient (or value) is not finite, or "".
@@ -61,6 +74,7 @@ void Trainer::build() {
   seqLen_ = task_->sequenceLength(context);
   if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
     throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " + std::to_string(context));
+  keepActivationBuffersInHeap();
   workspace_ = makeWorkspace();
   dataRng_ = Rng(config_.train.seed ^ kDataStream);
 }
