@@ -86,7 +86,11 @@ int main(int argc, char** argv) {
                            {"steps", steps},             {"seq_len", seqLen}, {"tokens_per_second", spreadJson(spreadOf(times.tokens_per_second))},
                            {"tokens_per_cpu_second", spreadJson(spreadOf(times.tokens_per_cpu_second))},
                            {"peak_rss_mb", peakResidentBytes() / 1048576.0}};
-  if (traces > 0) result["trace_ms"] = spreadJson(spreadOf(timeProbeTraces(trainer, traces)));
+  if (traces > 0) {
+    const TraceTimes t = timeProbeTraces(trainer, traces);
+    result["trace_ms"] = spreadJson(spreadOf(t.ms));
+    result["trace_cpu_ms"] = spreadJson(spreadOf(t.cpu_ms));
+  }
   std::cout << result.dump() << std::endl;
   return 0;
 }

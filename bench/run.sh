@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks this engine beside a PyTorch implementation of the same model (bench/torch_peer.py),
 # in one run on this machine at the same thread counts, and prints both figures and their ratio
-# as a Markdown table. Not part of the test suite. See bench/README.md.
+# as a Markdown table. Not part of the test suite. See "Performance" in README.md.
 set -euo pipefail
 
 usage() {
@@ -32,6 +32,10 @@ while [ $# -gt 0 ]; do
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
+
+# Both sides use libgomp. Its default spin-wait burns the CPU a descheduled partner thread needs:
+# on a loaded 2-core machine, 2-thread steps took about 3.5x the CPU time. Passive waits sleep.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -69,7 +73,7 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(lscpu | sed -n 's/^L2 cache: *//p') L2," \
      "$(lscpu | sed -n 's/^L3 cache: *//p') L3, $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
 [ "$peer" = 1 ] && echo "peer: PyTorch $("$python" -c 'import torch; print(torch.__version__)') with OpenBLAS (pthread)"
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); OMP_WAIT_POLICY=$OMP_WAIT_POLICY for both sides"
 echo "repetitions: $reps per side; training steps per repetition: $steps (larger: $(( steps / 3 > 2 ? steps / 3 : 2 ))), after 2 warm-up steps (larger: 1)"
 
 : >"$out"

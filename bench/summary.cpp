@@ -16,7 +16,7 @@ namespace {
 
 // Per (workload, threads, side): each repetition's figure.
 struct Samples {
-  std::vector<double> tokensPerSecond, traceMs, peakMb;
+  std::vector<double> tokensPerSecond, tokensPerCpuSecond, traceMs, traceCpuMs, peakMb;
   int seqLen = 0;
 };
 using Key = std::tuple<std::string, int, std::string>;
@@ -25,7 +25,7 @@ std::string number(double v, int decimals) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.*f", decimals, v);
   const std::string s = text;
-  if (decimals != 0 || s.size() <= 4) return s;
+  if (decimals != 0 || s.size() <= 3) return s;
   return s.substr(0, s.size() - 3) + "," + s.substr(s.size() - 3);  // thousands, as 12,345
 }
 
@@ -66,7 +66,9 @@ std::string summarize(std::istream& results, std::ostream& out) {
     threads.insert(j["threads"].get<int>());
     s.seqLen = j.value("seq_len", 0);
     s.tokensPerSecond.push_back(j["tokens_per_second"]["median"].get<double>());
+    if (j.contains("tokens_per_cpu_second")) s.tokensPerCpuSecond.push_back(j["tokens_per_cpu_second"]["median"].get<double>());
     if (j.contains("trace_ms")) s.traceMs.push_back(j["trace_ms"]["median"].get<double>());
+    if (j.contains("trace_cpu_ms")) s.traceCpuMs.push_back(j["trace_cpu_ms"]["median"].get<double>());
     s.peakMb.push_back(j["peak_rss_mb"].get<double>());
   }
 
@@ -94,12 +96,21 @@ std::string summarize(std::istream& results, std::ostream& out) {
       out << lead << "training tokens/s, " << reps << " | " << cell(o.tokensPerSecond, 0) << " | "
           << cell(peer.tokensPerSecond, 0) << " | " << ratio << " | " << status << " |\n";
 
+      // the same per second of CPU time (all threads): what the load does not take away
+      const auto oc = median(o.tokensPerCpuSecond), pc = median(peer.tokensPerCpuSecond);
+      out << lead << "training tokens per CPU-second | " << cell(o.tokensPerCpuSecond, 0) << " | " << cell(peer.tokensPerCpuSecond, 0)
+          << " | " << (oc && pc ? number(*oc / *pc, 2) + "x" : "—") << " | (load-independent view) |\n";
+
       // probe trace: lower is better, ratio = PyTorch / ours (how many times faster)
       const auto om = median(o.traceMs), pm = median(peer.traceMs);
       ratio = om && pm ? number(*pm / *om, 2) + "x faster" : "—";
       status = w.name == "default" && om ? "<= 3 ms: " + std::string(*om <= kTraceTargetMs ? "met" : "not met") : "—";
       out << lead << "probe trace ms (context " << o.seqLen << ") | " << cell(o.traceMs, 2) << " | "
           << cell(peer.traceMs, 2) << " | " << ratio << " | " << status << " |\n";
+
+      const auto ocm = median(o.traceCpuMs), pcm = median(peer.traceCpuMs);
+      out << lead << "probe trace CPU ms | " << cell(o.traceCpuMs, 2) << " | " << cell(peer.traceCpuMs, 2) << " | "
+          << (ocm && pcm ? number(*pcm / *ocm, 2) + "x less" : "—") << " | (load-independent view) |\n";
 
       // peak resident memory of the whole process: lower is better
       const auto orss = median(o.peakMb), prss = median(peer.peakMb);

@@ -159,15 +159,17 @@ def main():
               "version": torch.__version__, "seq_len": T}
     if args.traces > 0:
         probe = batches[0][:1, : w["probe_len"]]
-        trace_ms = []
+        trace_ms, trace_cpu_ms = [], []
         with torch.no_grad():
             for i in range(args.traces + 1):
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 maps = []
                 model(probe, maps=maps)
                 if i > 0:  # the first is a warm-up
                     trace_ms.append((time.perf_counter() - start) * 1000.0)
+                    trace_cpu_ms.append((time.process_time() - cpu_start) * 1000.0)
         result["trace_ms"] = spread(trace_ms)
+        result["trace_cpu_ms"] = spread(trace_cpu_ms)
     print(json.dumps(result))
 
 

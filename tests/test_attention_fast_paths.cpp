@@ -1,5 +1,6 @@
 // Each fast path equals the plain code it stands beside: the float32 masked softmax
-// (attention/softmax_core.h) and the blocked GELU (model/ops.cpp) against their reference formulas.
+// (attention/softmax_core.h), the causal block products (attention/head_loops.h) and the blocked
+// GELU (model/ops.cpp), each against its plain reference.
 #include <QtTest>
 
 #include <cmath>
@@ -67,6 +68,56 @@ class TestAttentionFastPaths : public QObject {
     for (int j = 0; j <= 2; ++j) QVERIFY(std::isnan(a(2, j)));
     for (int j = 0; j < T; ++j) QCOMPARE(a(3, j), 0.0f);
     QVERIFY(std::abs(a.row(1).sum() - 1.0f) < 1e-6f);
+  }
+
+  // Softmax attention forward and backward through the causal block products against full
+  // T x T products written plainly (T = 45: whole blocks of 32 and a partial one; 2 heads sharing
+  // one K/V head, so the shared gradients accumulate).
+  void causalBlocksEqualFullProducts() {
+    const int T = 45, dHead = 8, H = 2;
+    const AttentionShape shape{1, T, H, 1, dHead};
+    const Mat q = randomMatrix(H * T, dHead, 1.0f, 21), k = randomMatrix(T, dHead, 1.0f, 22), v = randomMatrix(T, dHead, 1.0f, 23);
+    const Mat dO = randomMatrix(H * T, dHead, 1.0f, 24);
+    const float scale = 1.0f / std::sqrt(float(dHead)), beta = 1.5f;
+    Mat o(H * T, dHead), scores(H * T, T), weights(H * T, T), dQ(H * T, dHead), dK(T, dHead), dV(T, dHead);
+    AttentionInputs in;
+    in.shape = shape;
+    in.q = q.data();
+    in.k = k.data();
+    in.v = v.data();
+    in.scale = scale;
+    AttentionOutputs out{o.data(), scores.data(), weights.data()};
+    softmaxAttentionForward(in, out, beta, 0);
+    AttentionGrads grads{dO.data(), dQ.data(), dK.data(), dV.data(), nullptr};
+    softmaxAttentionBackward(in, out, grads, beta);
+
+    Mat dKRef = Mat::Zero(T, dHead), dVRef = Mat::Zero(T, dHead);
+    for (int h = 0; h < H; ++h) {
+      const Mat Q = q.middleRows(h * T, T), G = dO.middleRows(h * T, T);
+      Mat S = causal(scale * Q * k.transpose()), A = Mat::Zero(T, T);
+      for (int i = 0; i < T; ++i) {
+        const Eigen::ArrayXf e = (beta * S.row(i).head(i + 1).array() - beta * S.row(i).head(i + 1).maxCoeff()).exp();
+        A.row(i).head(i + 1) = (e / e.sum()).matrix().transpose();
+      }
+      const Mat dA = G * v.transpose();
+      const Eigen::ArrayXf rowDot = (A.array() * dA.array()).rowwise().sum();
+      const Mat dS = beta * (A.array() * (dA.array().colwise() - rowDot)).matrix();
+      const auto near = [](const Mat& got, const Mat& want, const char* what) {
+        const float err = (got - want).cwiseAbs().maxCoeff();
+        QVERIFY2(err <= 2e-5f * std::max(1.0f, want.cwiseAbs().maxCoeff()), qPrintable(QString("%1: %2").arg(what).arg(err)));
+      };
+      near(scores.middleRows(h * T, T).triangularView<Eigen::Lower>().toDenseMatrix(),
+           S.triangularView<Eigen::Lower>().toDenseMatrix(), "scores");
+      for (int i = 0; i < T; ++i)
+        for (int j = i + 1; j < T; ++j) QVERIFY(std::isinf(scores(h * T + i, j)) && scores(h * T + i, j) < 0);
+      near(weights.middleRows(h * T, T), A, "weights");
+      near(o.middleRows(h * T, T), A * v, "o");
+      near(dQ.middleRows(h * T, T), scale * dS * k, "dq");
+      dKRef += scale * dS.transpose() * Q;
+      dVRef += A.transpose() * G;
+    }
+    const float errK = (dK - dKRef).cwiseAbs().maxCoeff(), errV = (dV - dVRef).cwiseAbs().maxCoeff();
+    QVERIFY2(errK <= 2e-5f && errV <= 2e-5f, qPrintable(QString("dk %1, dv %2").arg(errK).arg(errV)));
   }
 
   void blockedGeluEqualsFormula() {

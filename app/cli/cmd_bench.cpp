@@ -33,7 +33,7 @@ int runBench(const Args& args) {
   prepareForTiming(config, kWarmupSteps, steps);
   Trainer trainer(config);
   const Spread train = spreadOf(timeTrainingSteps(trainer, kWarmupSteps, steps).tokens_per_second);
-  const Spread trace = spreadOf(timeProbeTraces(trainer, kTraces));
+  const Spread trace = spreadOf(timeProbeTraces(trainer, kTraces).ms);
   const size_t peakBytes = peakResidentBytes();
   const int seqLen = static_cast<int>(trainer.probeTokens().size());
   const size_t parameters = trainer.model().params().totalElements();

@@ -83,7 +83,7 @@ inline void softmaxAttentionForward(const AttentionInputs& in, AttentionOutputs&
   forEachHead(in.shape, [&](const HeadSlices& h) {
     causalScores(in, h, out.scores);
     maskedSoftmaxHead(h.map(out.scores), h.map(out.weights), beta, h.keyGate(in.key_gate), window, in.precision);
-    h.out(out.o).noalias() = h.map(out.weights) * h.v(in.v);
+    causalWeightedValues(h.map(static_cast<const float*>(out.weights)), h.v(in.v), h.out(out.o));
   });
 }
 

@@ -43,16 +43,18 @@ StepTimes timeTrainingSteps(Trainer& trainer, int warmup, int steps) {
   return times;
 }
 
-std::vector<double> timeProbeTraces(const Trainer& trainer, int traces) {
+TraceTimes timeProbeTraces(const Trainer& trainer, int traces) {
   const std::vector<int> probe = trainer.probeTokens();
   trainer.trace(probe);  // warm-up, not timed
-  std::vector<double> ms;
+  TraceTimes times;
   for (int i = 0; i < traces; ++i) {
+    const double cpuStart = processCpuSeconds();
     const auto start = std::chrono::steady_clock::now();
     trainer.trace(probe);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    times.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    times.cpu_ms.push_back(1000.0 * (processCpuSeconds() - cpuStart));
   }
-  return ms;
+  return times;
 }
 
 size_t peakResidentBytes() {

@@ -24,8 +24,12 @@ struct StepTimes {
 // Runs `warmup` untimed steps (they size the workspaces and warm the caches), then times each
 // of `steps` steps. The CPU-time figure hardly depends on other processes' load at one thread.
 StepTimes timeTrainingSteps(Trainer& trainer, int warmup, int steps);
-// Milliseconds of each of `traces` traces of the trainer's probe, after one untimed trace.
-std::vector<double> timeProbeTraces(const Trainer& trainer, int traces);
+struct TraceTimes {
+  std::vector<double> ms;      // wall clock, each trace
+  std::vector<double> cpu_ms;  // this process's CPU time (all threads), each trace
+};
+// Times each of `traces` traces of the trainer's probe, after one untimed trace.
+TraceTimes timeProbeTraces(const Trainer& trainer, int traces);
 
 // Peak resident set size of this process so far, in bytes (getrusage's ru_maxrss).
 size_t peakResidentBytes();

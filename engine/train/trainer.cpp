@@ -15,9 +15,11 @@ constexpr uint64_t kDataStream = 0x9e3779b97f4a7c15ull;   // training batches
 constexpr uint64_t kEvalStream = 0xc2b2ae3d27d4eb4full;   // fixed validation batches
 constexpr uint64_t kProbeStream = 0x165667b19e3779f9ull;  // the fixed probe example
 
+// OpenMP threads split the work (heads, row ranges of the products: model/ops.cpp); Eigen's own
+// product threading stays off, since its threads spin waiting for each other.
 void useThreads(int threads) {
   omp_set_num_threads(threads);
-  Eigen::setNbThreads(threads);
+  Eigen::setNbThreads(1);
 }
 
 // Keeps freed activation buffers in the heap. By default glibc returns blocks above its mmap
