@@ -58,6 +58,17 @@ class TestAttentionFastPaths : public QObject {
       }
   }
 
+  void softmaxFp32KeepsSubnormalWeightsLikePlain() {
+    const int T = 2;
+    Mat scores = causal(Mat::Zero(T, T));
+    scores(1, 1) = 95.0f;  // a(1, 0) = exp(-95): subnormal in float32, not 0
+    Mat sPlain = scores, sFast = scores, aPlain(T, T), aFast(T, T);
+    maskedSoftmaxHeadPlain(HeadMat(sPlain.data(), T, T), HeadMat(aPlain.data(), T, T), 1.0f, nullptr, 0, ScorePrecision::fp32);
+    maskedSoftmaxHead(HeadMat(sFast.data(), T, T), HeadMat(aFast.data(), T, T), 1.0f, nullptr, 0, ScorePrecision::fp32);
+    QVERIFY(aPlain(1, 0) > 0.0f);
+    QCOMPARE(aFast(1, 0), aPlain(1, 0));
+  }
+
   void softmaxFp32KeepsNaNAndEmptyRowsLikePlain() {
     const int T = 4;
     Mat scores = causal(randomMatrix(T, T, 1.0f, 5));

@@ -46,13 +46,17 @@ inline void maskedSoftmaxHeadPlain(HeadMat S, HeadMat A, float beta, const float
 }
 
 // Fast path of maskedSoftmaxHeadPlain for float32 scores without a key gate (training's common
-// case): the same masking and the same values, each row computed with Eigen's vectorised exp,
-// max and sum over the visible span only, and only the masked cells zeroed. Results agree with
+// case): the same masking and the same values, each row computed with Eigen's vectorised exp and
+// max over the visible span only, and only the masked cells zeroed. Results agree with
 // the plain path to float rounding (exp and summation order differ); test_attention_fast_paths
 // checks it. A NaN logit still makes its whole row NaN (z - max and the sum carry it).
 inline void maskedSoftmaxHeadFp32(HeadMat S, HeadMat A, float beta, int window) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   const int T = static_cast<int>(S.rows());
+  // Eigen-aligned scratch: exp splits a row into packets and a scalar tail by the address, so
+  // working here (not in A, wherever it sits) keeps a seed's training bitwise repeatable.
+  thread_local Eigen::ArrayXf scratch;
+  if (scratch.size() < T) scratch.resize(T);
   for (int i = 0; i < T; ++i) {
     const int first = firstVisibleKey(i, window), n = i - first + 1;
     auto s = S.row(i).array();
@@ -60,15 +64,23 @@ inline void maskedSoftmaxHeadFp32(HeadMat S, HeadMat A, float beta, int window) 
     s.head(first).setConstant(kMinusInf);
     a.head(first).setZero();
     a.tail(T - 1 - i).setZero();
-    auto z = a.segment(first, n);
+    auto z = scratch.head(n);
     z = beta * s.segment(first, n);  // z = beta s
     const float maxLogit = z.maxCoeff<Eigen::PropagateNaN>();
     if (maxLogit == kMinusInf) {  // every visible score -inf: an all-zero row, not NaN
-      z.setZero();
+      a.segment(first, n).setZero();
       continue;
     }
     z = (z - maxLogit).exp();
-    z *= 1.0f / z.sum();  // a = e / sum, sum >= 1
+    float sum = 0;
+    for (int k = 0; k < n; ++k) {
+      // Eigen's exp flushes results below float32's normal range to 0; std::exp keeps the
+      // subnormals (gaps of 87 to 103), as the plain path does.
+      const float e = z[k] != 0.0f ? z[k] : std::exp(beta * S(i, first + k) - maxLogit);
+      A(i, first + k) = e;
+      sum += e;  // in index order, as the plain path sums
+    }
+    a.segment(first, n) *= 1.0f / sum;  // a = e / sum, sum >= 1
   }
 }
 
