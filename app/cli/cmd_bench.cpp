@@ -1,6 +1,4 @@
 // bench: training throughput and probe-trace latency of the "default" preset on this machine.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -9,6 +7,7 @@
 #include "format.h"
 #include "io/config_json.h"
 #include "setup.h"
+#include "train/benchmark.h"
 
 namespace attnlab::cli {
 namespace {
@@ -16,17 +15,6 @@ namespace {
 constexpr const char* kPreset = "default";
 constexpr int kWarmupSteps = 2;  // the first steps allocate workspaces and warm caches
 constexpr int kTraces = 20;
-
-struct Spread {
-  double median = 0, min = 0, max = 0;
-};
-
-Spread spreadOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  const double median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  return {median, values.front(), values.back()};
-}
 
 Json spreadJson(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
 
@@ -42,25 +30,12 @@ int runBench(const Args& args) {
   ExperimentConfig config;
   if (std::string why = loadPreset(kPreset, config); !why.empty()) throw CliError(why);
   config.train.threads = threadsFrom(args, config.train.threads);
-  config.train.steps = kWarmupSteps + steps + 1;  // never reaches the end-of-run evaluation
-  config.train.eval_every = 0;                    // nor any periodic one: only steps are timed
+  prepareForTiming(config, kWarmupSteps, steps);
   Trainer trainer(config);
-
-  for (int i = 0; i < kWarmupSteps; ++i) trainer.trainStep();
-  std::vector<double> tokensPerSecond;
-  for (int i = 0; i < steps; ++i) tokensPerSecond.push_back(trainer.trainStep().tokens_per_second);
-
-  const std::vector<int> probe = trainer.probeTokens();
-  trainer.trace(probe);  // warm-up, not timed
-  std::vector<double> traceMs;
-  for (int i = 0; i < kTraces; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    trainer.trace(probe);
-    traceMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-
-  const Spread train = spreadOf(tokensPerSecond), trace = spreadOf(traceMs);
-  const int seqLen = static_cast<int>(probe.size());
+  const Spread train = spreadOf(timeTrainingSteps(trainer, kWarmupSteps, steps).tokens_per_second);
+  const Spread trace = spreadOf(timeProbeTraces(trainer, kTraces).ms);
+  const size_t peakBytes = peakResidentBytes();
+  const int seqLen = static_cast<int>(trainer.probeTokens().size());
   const size_t parameters = trainer.model().params().totalElements();
   const size_t activationBytes = trainer.model().activationBytes(config.train.batch, seqLen);
   if (args.has("json")) {
@@ -74,7 +49,8 @@ int runBench(const Args& args) {
                       {"trace_ms", spreadJson(trace)},
                       {"traces", kTraces},
                       {"parameters", parameters},
-                      {"activation_bytes", activationBytes}}
+                      {"activation_bytes", activationBytes},
+                      {"peak_rss_bytes", peakBytes}}
                      .dump()
               << std::endl;
     return 0;
@@ -91,6 +67,7 @@ int runBench(const Args& args) {
             << row("parameters", compactCount(parameters), "", "", std::to_string(parameters))
             << row("activation memory", fixed(activationBytes / 1048576.0, 1) + " MiB", "", "",
                    "forward + backward at batch " + std::to_string(config.train.batch) + " x " + std::to_string(seqLen))
+            << row("peak memory", fixed(peakBytes / 1048576.0, 1) + " MiB", "", "", "resident, whole process")
             << std::flush;
   return 0;
 }
@@ -105,8 +82,8 @@ Command benchCommand() {
            {"steps", "N", "timed training steps after 2 warm-up steps (default 10)"},
            {"json", "", "print the results as one JSON object"}},
           "Reports the median, min and max tokens/s of the timed steps, the median latency of 20 traces\n"
-          "of the probe at the preset's full context, the parameter count and the activation memory\n"
-          "estimate of one forward + backward.",
+          "of the probe at the preset's full context, the parameter count, the activation memory\n"
+          "estimate of one forward + backward and the process's peak resident memory.",
           runBench};
 }
 

@@ -49,7 +49,7 @@ class SigmoidAttention : public AttentionVariant {
           A(i, j) = roundTo(in.precision, sigmoid(x)) * (gate ? gate[j] : 1.0f);  // a = sigmoid(x) g
         }
       }
-      h.out(out.o).noalias() = A * h.v(in.v);  // O = A V
+      causalWeightedValues(h.map(static_cast<const float*>(out.weights)), h.v(in.v), h.out(out.o));  // O = A V
     });
   }
 

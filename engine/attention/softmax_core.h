@@ -18,10 +18,10 @@ inline SettingSpec temperatureSetting() {
 // Keys visible to query i are j in [firstVisibleKey(i, window), i]; window 0 means every earlier key.
 inline int firstVisibleKey(int i, int window) { return window > 0 ? std::max(0, i - window + 1) : 0; }
 
-// One head. S holds the causal scores; keys before the window are set to -inf there too, so the
+// One head, the plain reference. S holds the causal scores; keys before the window are set to -inf there too, so the
 // trace tells them from weights that are merely small. Logits and exponentials are rounded to
 // `precision` (an exponential below the format's range becomes exactly 0); sums stay float32.
-inline void maskedSoftmaxHead(HeadMat S, HeadMat A, float beta, const float* gate, int window, ScorePrecision precision) {
+inline void maskedSoftmaxHeadPlain(HeadMat S, HeadMat A, float beta, const float* gate, int window, ScorePrecision precision) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   const int T = static_cast<int>(S.rows());
   A.setZero();
@@ -79,12 +79,57 @@ inline void softmaxDecodeRow(const DecodeRowInputs& in, float beta, int window, 
   }
 }
 
+// Fast path of maskedSoftmaxHeadPlain for float32 scores without a key gate (training's common
+// case): the same masking and the same values, each row computed with Eigen's vectorised exp and
+// max over the visible span only, and only the masked cells zeroed. Results agree with
+// the plain path to float rounding (exp and summation order differ); test_attention_fast_paths
+// checks it. A NaN logit still makes its whole row NaN (z - max and the sum carry it).
+inline void maskedSoftmaxHeadFp32(HeadMat S, HeadMat A, float beta, int window) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const int T = static_cast<int>(S.rows());
+  // Eigen-aligned scratch: exp splits a row into packets and a scalar tail by the address, so
+  // working here (not in A, wherever it sits) keeps a seed's training bitwise repeatable.
+  thread_local Eigen::ArrayXf scratch;
+  if (scratch.size() < T) scratch.resize(T);
+  for (int i = 0; i < T; ++i) {
+    const int first = firstVisibleKey(i, window), n = i - first + 1;
+    auto s = S.row(i).array();
+    auto a = A.row(i).array();
+    s.head(first).setConstant(kMinusInf);
+    a.head(first).setZero();
+    a.tail(T - 1 - i).setZero();
+    auto z = scratch.head(n);
+    z = beta * s.segment(first, n);  // z = beta s
+    const float maxLogit = z.maxCoeff<Eigen::PropagateNaN>();
+    if (maxLogit == kMinusInf) {  // every visible score -inf: an all-zero row, not NaN
+      a.segment(first, n).setZero();
+      continue;
+    }
+    z = (z - maxLogit).exp();
+    float sum = 0;
+    for (int k = 0; k < n; ++k) {
+      // Eigen's exp flushes results below float32's normal range to 0; std::exp keeps the
+      // subnormals (gaps of 87 to 103), as the plain path does.
+      const float e = z[k] != 0.0f ? z[k] : std::exp(beta * S(i, first + k) - maxLogit);
+      A(i, first + k) = e;
+      sum += e;  // in index order, as the plain path sums
+    }
+    a.segment(first, n) *= 1.0f / sum;  // a = e / sum, sum >= 1
+  }
+}
+
+// Dispatches to the fast path where it applies.
+inline void maskedSoftmaxHead(HeadMat S, HeadMat A, float beta, const float* gate, int window, ScorePrecision precision) {
+  if (precision == ScorePrecision::fp32 && !gate) maskedSoftmaxHeadFp32(S, A, beta, window);
+  else maskedSoftmaxHeadPlain(S, A, beta, gate, window, precision);
+}
+
 // Forward of the whole layer: S = scale Q K^T + bias, masked softmax, O = A V.
 inline void softmaxAttentionForward(const AttentionInputs& in, AttentionOutputs& out, float beta, int window) {
   forEachHead(in.shape, [&](const HeadSlices& h) {
     causalScores(in, h, out.scores);
     maskedSoftmaxHead(h.map(out.scores), h.map(out.weights), beta, h.keyGate(in.key_gate), window, in.precision);
-    h.out(out.o).noalias() = h.map(out.weights) * h.v(in.v);
+    causalWeightedValues(h.map(static_cast<const float*>(out.weights)), h.v(in.v), h.out(out.o));
   });
 }
 

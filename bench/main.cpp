@@ -1,0 +1,96 @@
+// attnlab-bench: one repetition of a benchmark workload on this engine, printed as one JSON line
+// (bench/run.sh runs it beside bench/torch_peer.py and summarises both sides).
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "summary.h"
+#include "train/benchmark.h"
+#include "workloads.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: attnlab-bench --list\n"
+    "       attnlab-bench --describe WORKLOAD          the workload's shapes as JSON (for torch_peer.py)\n"
+    "       attnlab-bench --workload WORKLOAD [--threads N] [--steps N] [--warmup N] [--traces N]\n"
+    "                                                   one repetition, printed as one JSON line\n"
+    "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n";
+
+[[noreturn]] void fail(const std::string& why) {
+  std::cerr << "attnlab-bench: " << why << "\n";
+  std::exit(2);
+}
+
+int integerArg(const char* text, const char* flag, int min, int max) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v < min || v > max)
+    fail(std::string(flag) + " takes an integer from " + std::to_string(min) + " to " + std::to_string(max));
+  return static_cast<int>(v);
+}
+
+nlohmann::json spreadJson(const attnlab::Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace attnlab;
+  std::string mode, value;
+  int threads = 1, steps = 10, warmup = 2, traces = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--list") {
+      mode = a;
+      continue;
+    }
+    if (i + 1 >= argc) fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
+    const char* next = argv[++i];
+    if (a == "--describe" || a == "--workload" || a == "--summarize") {
+      mode = a;
+      value = next;
+    } else if (a == "--threads") threads = integerArg(next, "--threads", 1, 64);
+    else if (a == "--steps") steps = integerArg(next, "--steps", 1, 100000);
+    else if (a == "--warmup") warmup = integerArg(next, "--warmup", 0, 1000);
+    else if (a == "--traces") traces = integerArg(next, "--traces", 0, 100000);
+    else fail("unknown argument '" + a + "'\n" + kUsage);
+  }
+  if (mode.empty()) fail(std::string("nothing to do\n") + kUsage);
+
+  if (mode == "--list") {
+    for (const bench::Workload& w : bench::workloads()) std::cout << w.name << "\t" << w.what << "\n";
+    return 0;
+  }
+  if (mode == "--summarize") {
+    std::ifstream in(value);
+    if (!in) fail("cannot read " + value + ": " + std::strerror(errno));
+    if (std::string why = bench::summarize(in, std::cout); !why.empty()) fail(value + ": " + why);
+    return 0;
+  }
+
+  ExperimentConfig config;
+  if (std::string why = bench::workloadConfig(value, config); !why.empty()) fail(why);
+  config.train.threads = threads;
+  prepareForTiming(config, warmup, steps);
+  Trainer trainer(config);
+  const int seqLen = static_cast<int>(trainer.probeTokens().size());
+  if (mode == "--describe") {
+    std::cout << bench::describe(value, trainer.config(), seqLen).dump() << std::endl;
+    return 0;
+  }
+  const StepTimes times = timeTrainingSteps(trainer, warmup, steps);
+  nlohmann::json result = {{"side", "attnlab"},          {"workload", value}, {"threads", threads},
+                           {"steps", steps},             {"seq_len", seqLen}, {"tokens_per_second", spreadJson(spreadOf(times.tokens_per_second))},
+                           {"tokens_per_cpu_second", spreadJson(spreadOf(times.tokens_per_cpu_second))},
+                           {"peak_rss_mb", peakResidentBytes() / 1048576.0}};
+  if (traces > 0) {
+    const TraceTimes t = timeProbeTraces(trainer, traces);
+    result["trace_ms"] = spreadJson(spreadOf(t.ms));
+    result["trace_cpu_ms"] = spreadJson(spreadOf(t.cpu_ms));
+  }
+  std::cout << result.dump() << std::endl;
+  return 0;
+}

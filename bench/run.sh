@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Benchmarks this engine beside a PyTorch implementation of the same model (bench/torch_peer.py),
+# in one run on this machine at the same thread counts, and prints both figures and their ratio
+# as a Markdown table. Not part of the test suite. See "Performance" in README.md.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"]
+                    [--no-peer] [--out FILE]
+  --reps N       repetitions (fresh processes) per side, workload and thread count (default 5)
+  --steps N      timed training steps per repetition, after 2 warm-up steps (default 10; larger: a third,
+                 after 1 warm-up step)
+  --threads L    thread counts to measure (default "1 2")
+  --workloads L  workloads to run (default: all; see build/bin/attnlab-bench --list)
+  --no-peer      measure this engine only
+  --out FILE     where the result lines go (default build/bench-results.jsonl)
+Environment: BUILD_DIR (default build) is where the engine is built.
+EOF
+}
+
+reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reps) reps="$2"; shift 2 ;;
+    --steps) steps="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --workloads) workloads="$2"; shift 2 ;;
+    --no-peer) peer=0; shift ;;
+    --out) out="$2"; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+# Both sides use libgomp. Its default spin-wait burns the CPU a descheduled partner thread needs:
+# on a loaded 2-core machine, 2-thread steps took about 3.5x the CPU time. Passive waits sleep.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+out="${out:-$build/bench-results.jsonl}"
+python=/usr/bin/python3  # Debian's python3-torch is built for the system interpreter
+
+# --- the engine, built in Release ---
+if [ ! -f "$build/CMakeCache.txt" ]; then cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null; fi
+cmake --build "$build" --target attnlab-bench -j2 >/dev/null
+bench="$build/bin/attnlab-bench"
+
+# --- the peer: Debian's PyTorch with OpenBLAS (about 16x slower on the reference BLAS) ---
+peer_ready() {
+  [ -x "$python" ] && "$python" -c 'import torch' 2>/dev/null && dpkg -s libopenblas0-pthread >/dev/null 2>&1
+}
+if [ "$peer" = 1 ] && ! peer_ready; then
+  as_root=""
+  if [ "$(id -u)" != 0 ]; then command -v sudo >/dev/null && sudo -n true 2>/dev/null && as_root="sudo -n"; fi
+  if [ "$(id -u)" = 0 ] || [ -n "$as_root" ]; then
+    echo "installing the PyTorch peer (python3-torch, libopenblas0-pthread) with apt..." >&2
+    export DEBIAN_FRONTEND=noninteractive
+    $as_root apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread >/dev/null 2>&1 ||
+      { $as_root apt-get update >/dev/null 2>&1 &&
+        $as_root apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread >/dev/null 2>&1; } || true
+  fi
+  if ! peer_ready; then
+    echo "bench/run.sh: skipping the PyTorch peer: python3-torch with libopenblas0-pthread is not installed and" \
+         "could not be installed (needs apt and root or sudo); measuring this engine only" >&2
+    peer=0
+  fi
+fi
+
+# --- the machine, as the README table records it ---
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(lscpu | sed -n 's/^L2 cache: *//p') L2," \
+     "$(lscpu | sed -n 's/^L3 cache: *//p') L3, $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+[ "$peer" = 1 ] && echo "peer: PyTorch $("$python" -c 'import torch; print(torch.__version__)') with OpenBLAS (pthread)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); OMP_WAIT_POLICY=$OMP_WAIT_POLICY for both sides"
+echo "repetitions: $reps per side; training steps per repetition: $steps (larger: $(( steps / 3 > 2 ? steps / 3 : 2 ))), after 2 warm-up steps (larger: 1)"
+
+: >"$out"
+for w in $workloads; do
+  workload_json="$("$bench" --describe "$w")"
+  n="$steps" warm=2
+  if [ "$w" = larger ]; then n=$(( steps / 3 > 2 ? steps / 3 : 2 )) warm=1; fi
+  for t in $threads; do
+    for r in $(seq 1 "$reps"); do
+      echo "  $w, $t thread(s), repetition $r/$reps" >&2
+      ours() { "$bench" --workload "$w" --threads "$t" --steps "$n" --warmup "$warm" >>"$out"; }
+      theirs() {
+        OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/torch_peer.py" \
+          --workload "$workload_json" --threads "$t" --steps "$n" --warmup "$warm" >>"$out"
+      }
+      # alternate who goes first so a drift in the machine's load hits both sides alike
+      if [ "$peer" = 0 ]; then ours
+      elif [ $(( r % 2 )) = 1 ]; then ours; theirs
+      else theirs; ours
+      fi
+    done
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+"$bench" --summarize "$out"

@@ -1,0 +1,125 @@
+#include "summary.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "train/benchmark.h"
+#include "workloads.h"
+
+namespace attnlab::bench {
+namespace {
+
+// Per (workload, threads, side): each repetition's figure.
+struct Samples {
+  std::vector<double> tokensPerSecond, tokensPerCpuSecond, traceMs, traceCpuMs, peakMb;
+  int seqLen = 0;
+};
+using Key = std::tuple<std::string, int, std::string>;
+
+std::string number(double v, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, v);
+  const std::string s = text;
+  if (decimals != 0 || s.size() <= 3) return s;
+  return s.substr(0, s.size() - 3) + "," + s.substr(s.size() - 3);  // thousands, as 12,345
+}
+
+std::string cell(const std::vector<double>& values, int decimals) {
+  if (values.empty()) return "—";
+  const Spread s = spreadOf(values);
+  return number(s.median, decimals) + " (" + number(s.min, decimals) + "–" + number(s.max, decimals) + ")";
+}
+
+std::optional<double> median(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  return spreadOf(values).median;
+}
+
+// Training-throughput targets of the issue: ours / PyTorch at the same thread count.
+std::optional<double> throughputTarget(const std::string& workload) {
+  if (workload == "default") return 1.5;
+  if (workload == "larger") return 1.2;
+  return std::nullopt;
+}
+constexpr double kTraceTargetMs = 3.0;   // default model, context 128
+constexpr double kPeakTargetMb = 300.0;  // default-preset training
+
+}  // namespace
+
+std::string summarize(std::istream& results, std::ostream& out) {
+  std::map<Key, Samples> samples;
+  std::set<int> threads;
+  std::string line;
+  int lineNumber = 0;
+  while (std::getline(results, line)) {
+    ++lineNumber;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("side") || !j.contains("tokens_per_second"))
+      return "line " + std::to_string(lineNumber) + " is not a benchmark result";
+    Samples& s = samples[{j["workload"].get<std::string>(), j["threads"].get<int>(), j["side"].get<std::string>()}];
+    threads.insert(j["threads"].get<int>());
+    s.seqLen = j.value("seq_len", 0);
+    s.tokensPerSecond.push_back(j["tokens_per_second"]["median"].get<double>());
+    if (j.contains("tokens_per_cpu_second")) s.tokensPerCpuSecond.push_back(j["tokens_per_cpu_second"]["median"].get<double>());
+    if (j.contains("trace_ms")) s.traceMs.push_back(j["trace_ms"]["median"].get<double>());
+    if (j.contains("trace_cpu_ms")) s.traceCpuMs.push_back(j["trace_cpu_ms"]["median"].get<double>());
+    s.peakMb.push_back(j["peak_rss_mb"].get<double>());
+  }
+
+  out << "| workload | threads | measure | attnlab median (min–max) | PyTorch median (min–max) | ratio | target |\n"
+      << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const Workload& w : workloads())
+    for (int t : threads) {
+      const auto ours = samples.find({w.name, t, "attnlab"});
+      if (ours == samples.end()) continue;
+      const auto peerIt = samples.find({w.name, t, "pytorch"});
+      const Samples none;
+      const Samples& peer = peerIt == samples.end() ? none : peerIt->second;
+      const Samples& o = ours->second;
+      const std::string lead = "| " + w.name + " | " + std::to_string(t) + " | ";
+      const std::string reps = std::to_string(o.tokensPerSecond.size()) + " reps";
+
+      // tokens/s: higher is better, ratio = ours / PyTorch
+      std::string ratio = "—", status = "—";
+      const auto ot = median(o.tokensPerSecond), pt = median(peer.tokensPerSecond);
+      if (ot && pt) ratio = number(*ot / *pt, 2) + "x";
+      if (const auto target = throughputTarget(w.name)) {
+        if (!pt) status = ">= " + number(*target, 1) + "x: no PyTorch figure";
+        else status = ">= " + number(*target, 1) + "x: " + (*ot / *pt >= *target ? "met" : "not met");
+      }
+      out << lead << "training tokens/s, " << reps << " | " << cell(o.tokensPerSecond, 0) << " | "
+          << cell(peer.tokensPerSecond, 0) << " | " << ratio << " | " << status << " |\n";
+
+      // the same per second of CPU time (all threads): what the load does not take away
+      const auto oc = median(o.tokensPerCpuSecond), pc = median(peer.tokensPerCpuSecond);
+      out << lead << "training tokens per CPU-second | " << cell(o.tokensPerCpuSecond, 0) << " | " << cell(peer.tokensPerCpuSecond, 0)
+          << " | " << (oc && pc ? number(*oc / *pc, 2) + "x" : "—") << " | (load-independent view) |\n";
+
+      // probe trace: lower is better, ratio = PyTorch / ours (how many times faster)
+      const auto om = median(o.traceMs), pm = median(peer.traceMs);
+      ratio = om && pm ? number(*pm / *om, 2) + "x faster" : "—";
+      status = w.name == "default" && om ? "<= 3 ms: " + std::string(*om <= kTraceTargetMs ? "met" : "not met") : "—";
+      out << lead << "probe trace ms (context " << o.seqLen << ") | " << cell(o.traceMs, 2) << " | "
+          << cell(peer.traceMs, 2) << " | " << ratio << " | " << status << " |\n";
+
+      const auto ocm = median(o.traceCpuMs), pcm = median(peer.traceCpuMs);
+      out << lead << "probe trace CPU ms | " << cell(o.traceCpuMs, 2) << " | " << cell(peer.traceCpuMs, 2) << " | "
+          << (ocm && pcm ? number(*pcm / *ocm, 2) + "x less" : "—") << " | (load-independent view) |\n";
+
+      // peak resident memory of the whole process: lower is better
+      const auto orss = median(o.peakMb), prss = median(peer.peakMb);
+      ratio = orss && prss ? number(*orss / *prss, 2) + "x the memory" : "—";
+      status = w.name == "default" && orss ? "<= 300 MB: " + std::string(*orss <= kPeakTargetMb ? "met" : "not met") : "—";
+      out << lead << "peak RSS MB | " << cell(o.peakMb, 0) << " | " << cell(peer.peakMb, 0) << " | " << ratio << " | "
+          << status << " |\n";
+    }
+  return {};
+}
+
+}  // namespace attnlab::bench
