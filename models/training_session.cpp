@@ -7,6 +7,11 @@
 
 #include "train/trainer.h"
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 namespace attnlab {
 
 namespace {
@@ -16,12 +21,31 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
 // Weight of the newest step in the smoothed rates (an exponential moving average).
 constexpr double kRateSmoothing = 0.1;
+// Niceness of the training threads: below the UI thread, so painting and input never wait for a
+// core while training keeps every core busy (the OpenMP threads the worker starts inherit it).
+constexpr int kWorkerNiceness = 10;
+
+void yieldToTheUi() {
+#ifdef __linux__
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kWorkerNiceness);
+#endif
+}
+
+// Stream of the "draw a fresh example" probes, apart from the trainer's fixed probe.
+constexpr uint64_t kProbeDrawStream = 0x5bd1e9955bd1e995ull;
 
 double smooth(double average, double sample, bool first) {
   return first ? sample : average + kRateSmoothing * (sample - average);
 }
 
 }  // namespace
+
+struct TrainingSession::WorkerProbe {
+  std::vector<int> tokens;
+  Rng draws;
+  std::shared_ptr<const Vocabulary> vocabulary;
+  int tracedStep = -1;  // the step of the last published trace, -1 none since the probe changed
+};
 
 TrainingSession::TrainingSession(QObject* parent) : QObject(parent) {}
 
@@ -48,6 +72,8 @@ void TrainingSession::start(const ExperimentConfig& config) {
     mailbox_ = Mailbox{};
     pauseRequested_ = false;
     stopRequested_ = false;
+    probeRequest_.reset();
+    probeRequested_ = false;
   }
   notificationQueued_ = false;
   ++run_;
@@ -94,6 +120,21 @@ void TrainingSession::reset() {
   emit cleared();
 }
 
+void TrainingSession::setProbe(std::vector<int> tokens) {
+  if (!tokens.empty()) requestProbe({std::move(tokens)});
+}
+
+void TrainingSession::drawProbe() { requestProbe({}); }
+
+void TrainingSession::requestProbe(ProbeRequest request) {
+  {
+    std::lock_guard lock(mutex_);
+    probeRequest_ = std::move(request);
+    probeRequested_ = true;
+  }
+  wake_.notify_all();
+}
+
 void TrainingSession::deliver() {
   notificationQueued_ = false;
   Mailbox mail;
@@ -116,7 +157,7 @@ void TrainingSession::deliver() {
   }
 
   if (mail.ended) {
-    joinWorker();
+    if (*mail.ended != State::Finished) joinWorker();  // a finished worker stays to trace probes
     if (*mail.ended == State::Failed) emit failed(mail.error);
     if (run != run_) return;
     setState(*mail.ended);
@@ -144,6 +185,7 @@ void TrainingSession::setState(State state) {
 // ---- worker thread ---------------------------------------------------------------------------
 
 void TrainingSession::runWorker(ExperimentConfig config) {
+  yieldToTheUi();
   try {
     Trainer trainer(config);
     trainUntilDoneOrStopped(trainer);
@@ -160,42 +202,43 @@ void TrainingSession::runWorker(ExperimentConfig config) {
 
 void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
   const TrainConfig& train = trainer.config().train;
-  const std::vector<int> probe = trainer.probeTokens();
+  WorkerProbe probe{trainer.probeTokens(), Rng(train.seed ^ kProbeDrawStream),
+                    std::make_shared<const Vocabulary>(trainer.task().vocabulary())};
   publishTrace(trainer, probe);
-  int tracedStep = trainer.stepsDone();
   auto lastTrace = Clock::now();
+  bool pauseAnnounced = false;
 
   ProgressSnapshot progress;
   progress.total_steps = train.steps;
   double stepSeconds = 0;  // smoothed wall time per step, validation and traces included
   bool firstTimedStep = true;
   while (!trainer.finished() && !stopRequested_) {
+    if (takeProbeRequest(trainer, probe)) publishTrace(trainer, probe);
     const int pauseAt = pauseAtStep_;
     if (pauseAt > 0 && trainer.stepsDone() >= pauseAt) {
       pauseAtStep_ = 0;
       pauseRequested_ = true;
     }
     if (pauseRequested_) {
-      if (tracedStep != trainer.stepsDone()) {  // show the map of the step we stopped at
-        publishTrace(trainer, probe);
-        tracedStep = trainer.stepsDone();
-      }
-      publishPause(trainer.stepsDone());
+      if (probe.tracedStep != trainer.stepsDone()) publishTrace(trainer, probe);  // the map of the step we stopped at
+      if (!pauseAnnounced) publishPause(trainer.stepsDone());
+      pauseAnnounced = true;
       if (!waitWhilePaused()) break;
       continue;
     }
+    pauseAnnounced = false;
 
     const auto began = Clock::now();
     const TrainPoint step = trainer.trainStep();
     // The trainer validates every train.eval_every steps and at the end; NaN on other steps.
-    const LossPoint point{step.step, step.loss, step.val_loss, step.accuracy};
+    const LossPoint point{step.step,     step.loss,      step.val_loss,          step.accuracy,
+                          step.lr,       step.grad_norm, step.layer_grad_norm,   step.layer_entropy};
     if (!std::isnan(step.val_loss)) {
       progress.val_loss = step.val_loss;
       progress.accuracy = step.accuracy;
     }
     if (trainer.finished() || Clock::now() - lastTrace >= kTraceInterval) {
       publishTrace(trainer, probe);
-      tracedStep = trainer.stepsDone();
       lastTrace = Clock::now();
     }
 
@@ -210,19 +253,62 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
     progress.seconds_left = (train.steps - step.step) * stepSeconds;
     publishStep(point, progress);
   }
-  publishEnd(trainer.finished() ? State::Finished : State::Stopped);
+  if (!trainer.finished() || stopRequested_) {
+    publishEnd(State::Stopped);
+    return;
+  }
+  publishEnd(State::Finished);
+  serveProbesUntilStopped(trainer, probe);
+}
+
+void TrainingSession::serveProbesUntilStopped(const Trainer& trainer, WorkerProbe& probe) {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopRequested_ || probeRequested_; });
+      if (stopRequested_) return;
+    }
+    if (takeProbeRequest(trainer, probe)) publishTrace(trainer, probe);
+  }
+}
+
+bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& probe) {
+  if (!probeRequested_) return false;
+  std::optional<ProbeRequest> request;
+  {
+    std::lock_guard lock(mutex_);
+    std::swap(request, probeRequest_);
+    probeRequested_ = false;
+  }
+  if (!request) return false;
+  const ExperimentConfig& config = trainer.config();
+  if (request->tokens.empty()) {
+    probe.tokens = trainer.task().probe(trainer.task().sequenceLength(config.model.context), probe.draws);
+  } else {
+    // The UI encoded with this run's vocabulary; ids from an older run are refused, not traced.
+    const int vocab = probe.vocabulary->size();
+    for (int id : request->tokens)
+      if (id < 0 || id >= vocab) return false;
+    probe.tokens = std::move(request->tokens);
+    if (static_cast<int>(probe.tokens.size()) > config.model.context) probe.tokens.resize(config.model.context);
+  }
+  probe.tracedStep = -1;
+  return true;
 }
 
 bool TrainingSession::waitWhilePaused() {
   std::unique_lock lock(mutex_);
-  wake_.wait(lock, [this] { return !pauseRequested_ || stopRequested_; });
+  wake_.wait(lock, [this] { return !pauseRequested_ || stopRequested_ || probeRequested_; });
   return !stopRequested_;
 }
 
-void TrainingSession::publishTrace(const Trainer& trainer, const std::vector<int>& probe) {
+void TrainingSession::publishTrace(const Trainer& trainer, WorkerProbe& probe) {
   auto snapshot = std::make_shared<TraceSnapshot>();
   snapshot->step = trainer.stepsDone();
-  snapshot->trace = trainer.trace(probe);
+  snapshot->trace = trainer.trace(probe.tokens);
+  snapshot->vocabulary = probe.vocabulary;
+  snapshot->maxProbeLength = trainer.config().model.context;
+  probe.tracedStep = snapshot->step;
   {
     std::lock_guard lock(mutex_);
     mailbox_.trace = std::move(snapshot);

@@ -5,6 +5,7 @@
 // the worker checks the pause/stop flags, then publishes into a mutex-guarded mailbox: new loss
 // points are appended, the progress and the probe trace are replaced ("latest wins"), and at most
 // one queued notification is in flight. So a slow UI drops stale traces instead of queueing up.
+// After the last step the worker stays (state Finished) to trace probe edits until reset/start.
 #include <QObject>
 #include <QString>
 #include <QThread>
@@ -44,6 +45,11 @@ class TrainingSession : public QObject {
   void stop();
   // Ends the run and forgets its results (emits cleared()).
   void reset();
+  // Replaces the probe the views show: `tokens` (ids of the run's vocabulary, at most the
+  // context), or a fresh example drawn from the task. The worker traces it before its next step,
+  // at once when paused or finished; a newer request replaces one not yet taken.
+  void setProbe(std::vector<int> tokens);
+  void drawProbe();
 
   static QString stateName(State state);
 
@@ -68,15 +74,25 @@ class TrainingSession : public QObject {
     QString error;
   };
 
+  // What the UI asked the probe to become: tokens, or a draw from the task when empty.
+  struct ProbeRequest {
+    std::vector<int> tokens;
+  };
+  // The worker's side of the probe.
+  struct WorkerProbe;
+
   // Worker thread.
   void runWorker(ExperimentConfig config);
   void trainUntilDoneOrStopped(Trainer& trainer);
-  void publishTrace(const Trainer& trainer, const std::vector<int>& probe);
+  void serveProbesUntilStopped(const Trainer& trainer, WorkerProbe& probe);
+  bool takeProbeRequest(const Trainer& trainer, WorkerProbe& probe);  // true when the probe changed
+  void publishTrace(const Trainer& trainer, WorkerProbe& probe);
   void publishStep(const LossPoint& point, const ProgressSnapshot& progress);
   void publishPause(int step);
   void publishEnd(State how, const QString& error = {});
   void notifyUi();
-  bool waitWhilePaused();  // false when asked to stop
+  bool waitWhilePaused();  // false when asked to stop; returns early for a probe request
+  void requestProbe(ProbeRequest request);
 
   // UI thread.
   void deliver();
@@ -93,6 +109,8 @@ class TrainingSession : public QObject {
   std::atomic<bool> stopRequested_{false};
   std::atomic<int> pauseAtStep_{0};
   std::atomic<bool> notificationQueued_{false};
+  std::atomic<bool> probeRequested_{false};
+  std::optional<ProbeRequest> probeRequest_;  // guarded by mutex_
   Mailbox mailbox_;
 };
 

@@ -12,7 +12,9 @@ struct LaunchOptions {
   ExperimentConfig config;  // the preset with --set and --steps applied
   QString presetName = QStringLiteral("default");
   QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
+  QString exportFile;      // with quitAfterSteps: export the shown view (.png, .svg or .csv)
   int quitAfterSteps = 0;
+  int view = 0;  // index into MainWindow::viewNames(), the tab shown first
   int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)
   bool showHelp = false;
   QString helpText;

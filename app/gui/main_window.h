@@ -1,7 +1,8 @@
 #pragma once
-// The desktop window: training controls in the toolbar, the loss chart and the attention heatmap
-// side by side, state and errors in the status bar. Training runs in a TrainingSession (worker
-// thread); this window only shows what the session publishes.
+// The desktop window: training controls in the toolbar; in the centre the views as tabs
+// (training charts, attention heatmap, model view, head view) with the probe editor and the
+// shared layer/head selection above the attention views; state and errors in the status bar.
+// Training runs in a TrainingSession (worker thread); this window only shows what it publishes.
 #include <QMainWindow>
 #include <memory>
 
@@ -12,13 +13,19 @@
 class QAction;
 class QLabel;
 class QProgressBar;
+class QTabWidget;
 
 namespace attnlab {
 
+class AttentionHeatmapView;
 class AttentionMapModel;
-class AttentionPanel;
-class LossChartView;
+class ExportableView;
+class HeadView;
 class LossHistoryModel;
+class ModelView;
+class ProbeEditor;
+class SelectionBar;
+class TrainingView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -30,10 +37,24 @@ class MainWindow : public QMainWindow {
   const AttentionMapModel& attentionMap() const { return *attention_; }
   AttentionMapModel& attentionMap() { return *attention_; }
 
+  // The central tabs, in order.
+  enum class View { Training, Attention, Model, Heads };
+  static QStringList viewNames();  // "training", "attention", "model", "heads"
+  void showView(View view);
+  View currentView() const;
+  ExportableView& exportable(View view);
+  TrainingView* trainingView() const { return trainingView_; }
+  AttentionHeatmapView* heatmap() const { return heatmap_; }
+  ModelView* modelView() const { return modelView_; }
+  HeadView* headView() const { return headView_; }
+  ProbeEditor* probeEditor() const { return probe_; }
+  QTabWidget* tabs() const { return tabs_; }
+
   void startTraining();
   // Trains `steps` steps (fewer if the run is shorter) and pauses; once that step's attention map
-  // is on screen, saves a picture of the window to `file` and emits captureFinished.
-  void captureAfterSteps(int steps, const QString& file);
+  // is on screen, saves a picture of the window to `file` (if not empty), exports the current
+  // view to `exportFile` (if not empty; PNG, SVG or CSV by its suffix) and emits captureFinished.
+  void captureAfterSteps(int steps, const QString& file, const QString& exportFile = {});
 
  signals:
   void captureFinished(bool saved, const QString& message);
@@ -41,6 +62,8 @@ class MainWindow : public QMainWindow {
  private:
   void buildActions();
   void buildCentralArea();
+  void buildViewMenus();
+  void showGuide();
   void buildStatusBar();
 
   void startOrPause();
@@ -61,12 +84,19 @@ class MainWindow : public QMainWindow {
   QAction* resetAction_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* lossLabel_ = nullptr;
-  LossChartView* chart_ = nullptr;
-  AttentionPanel* attentionPanel_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  QWidget* attentionBar_ = nullptr;  // probe editor and selection, shown above the attention views
+  ProbeEditor* probe_ = nullptr;
+  SelectionBar* selection_ = nullptr;
+  TrainingView* trainingView_ = nullptr;
+  AttentionHeatmapView* heatmap_ = nullptr;
+  ModelView* modelView_ = nullptr;
+  HeadView* headView_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested
     QString file;
+    QString exportFile;
   } capture_;
 };
 
