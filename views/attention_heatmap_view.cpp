@@ -95,7 +95,8 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   for (int i = 0; i < n; ++i) g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(model_->tokenLabel(i)));
   g.labelWidth = std::min(g.labelWidth, maxLabel);
   // The top band also holds the "masked" swatch above the legend: two text lines at least.
-  const int top = kMargin + std::max(g.labelWidth, 2 * fm.height()) + kGap;
+  // A title line (what is shown, so exported pictures explain themselves), then the top band.
+  const int top = kMargin + QFontMetrics(font()).height() + kGap + std::max(g.labelWidth, 2 * fm.height()) + kGap;
   const int left = kMargin + g.labelWidth + kGap;
   const int legendWidth =
       kLegendGap + std::max(kBarWidth + kTick + 3 * kGap + fm.horizontalAdvance(QStringLiteral("≤0.0001")) + fm.height(),
@@ -128,6 +129,13 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
     return;
   }
   const Geometry g = geometry();
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, QFontMetrics(font()).height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("Layer %1, head %2 \u00b7 %3 attention \u00b7 step %4 \u00b7 rows: queries, columns: keys")
+                       .arg(model_->selectedLayer() + 1)
+                       .arg(model_->selectedHead() + 1)
+                       .arg(model_->variant())
+                       .arg(model_->step()));
   paintCells(painter, g);
   paintLabels(painter, g);
   paintLegend(painter, g);

@@ -37,8 +37,9 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Head whose attention is shown first (1-based)."),
                                 QStringLiteral("H"));
   const QCommandLineOption exportFile(QStringLiteral("export"),
-                                      QStringLiteral("Export the shown view to FILE: .png, .svg or .csv (needs --quit-after-steps)."),
-                                      QStringLiteral("FILE"));
+                                      QStringLiteral("Export the shown view to FILE (.png, .svg or .csv), or every view as PNG into DIR/ "
+                                                     "(needs --quit-after-steps)."),
+                                      QStringLiteral("FILE|DIR/"));
   const QCommandLineOption view(QStringLiteral("view"),
                                 QStringLiteral("View shown first: %1.").arg(MainWindow::viewNames().join(QStringLiteral(", "))),
                                 QStringLiteral("NAME"));

@@ -3,6 +3,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
@@ -328,13 +329,28 @@ void MainWindow::saveCapture() {
     saved << file;
   }
   if (!capture_.exportFile.isEmpty()) {
-    const QString suffix = QFileInfo(capture_.exportFile).suffix().toLower();
-    const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
-                                : suffix == QLatin1String("csv") ? ExportFormat::Csv
-                                                                 : ExportFormat::Png;
-    const QString error = exportView(exportable(currentView()), format, capture_.exportFile);
-    if (!error.isEmpty()) return emit captureFinished(false, error);
-    saved << capture_.exportFile;
+    // A folder (an existing one, or a path ending in '/') gets every view as PNG; a file the
+    // shown view, in the format its suffix names.
+    QFileInfo target(capture_.exportFile);
+    std::vector<std::pair<View, QString>> exports;
+    if (target.isDir() || capture_.exportFile.endsWith(QLatin1Char('/'))) {
+      if (!QDir().mkpath(capture_.exportFile)) return emit captureFinished(false, tr("could not create %1").arg(capture_.exportFile));
+      for (int v = 0; v < viewNames().size(); ++v)
+        exports.push_back({static_cast<View>(v), QDir(capture_.exportFile).filePath(viewNames()[v] + QStringLiteral(".png"))});
+    } else {
+      exports.push_back({currentView(), capture_.exportFile});
+    }
+    for (const auto& [view, file] : exports) {
+      showView(view);
+      QApplication::processEvents();  // lay the tab out at its real size before drawing it
+      const QString suffix = QFileInfo(file).suffix().toLower();
+      const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
+                                  : suffix == QLatin1String("csv") ? ExportFormat::Csv
+                                                                   : ExportFormat::Png;
+      const QString error = exportView(exportable(view), format, file);
+      if (!error.isEmpty()) return emit captureFinished(false, error);
+      saved << file;
+    }
   }
   emit captureFinished(true, tr("saved %1").arg(saved.join(QStringLiteral(", "))));
 }

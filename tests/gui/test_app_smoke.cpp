@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTabWidget>
+#include <QTextBrowser>
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
@@ -209,6 +210,22 @@ class AppSmokeTest : public QObject {
              qPrintable(QStringLiteral("cells (%1,%2) w=%3 and (%4,%5) w=%6")
                             .arg(strongQ).arg(strongK).arg(map.weight(strongQ, strongK))
                             .arg(weakQ).arg(weakK).arg(map.weight(weakQ, weakK))));
+  }
+
+  void userGuideOpensFromHelp() {
+    MainWindow window(defaultPreset(kTinyOverrides), QStringLiteral("default"));
+    window.show();
+    QAction* guide = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->text() == QStringLiteral("&User guide")) guide = action;
+    QVERIFY(guide);
+    guide->trigger();
+    auto* browser = window.findChild<QTextBrowser*>();
+    QVERIFY(browser);
+    const QString text = browser->toPlainText();
+    for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Heads", "log"})
+      QVERIFY2(text.contains(QLatin1String(needle)), needle);
+    QVERIFY(text.size() > 5000);
   }
 
   void pauseResumeAndReset() {
