@@ -9,6 +9,8 @@
 
 #ifdef __linux__
 #include <sys/resource.h>
+
+#include <cerrno>
 #include <unistd.h>
 #endif
 
@@ -21,13 +23,16 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
 // Weight of the newest step in the smoothed rates (an exponential moving average).
 constexpr double kRateSmoothing = 0.1;
-// Niceness of the training threads: below the UI thread, so painting and input never wait for a
-// core while training keeps every core busy (the OpenMP threads the worker starts inherit it).
-constexpr int kWorkerNiceness = 10;
+// Training threads run this much nicer than the UI thread, so painting and input never wait for
+// a core while training keeps every core busy (the OpenMP threads the worker starts inherit it).
+constexpr int kWorkerNicenessAboveUi = 10;
 
 void yieldToTheUi() {
 #ifdef __linux__
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kWorkerNiceness);
+  const auto self = static_cast<id_t>(gettid());
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);  // the UI thread's niceness, inherited
+  if (errno == 0) setpriority(PRIO_PROCESS, self, std::min(19, now + kWorkerNicenessAboveUi));
 #endif
 }
 
