@@ -25,7 +25,7 @@ constexpr auto kTraceInterval = std::chrono::milliseconds(100);
 constexpr double kRateSmoothing = 0.1;
 // Training threads run this much nicer than the UI thread, so painting and input never wait for
 // a core while training keeps every core busy (the OpenMP threads the worker starts inherit it).
-constexpr int kWorkerNicenessAboveUi = 5;
+constexpr int kWorkerNicenessAboveUi = 10;
 
 void yieldToTheUi() {
 #ifdef __linux__
