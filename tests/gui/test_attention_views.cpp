@@ -329,7 +329,7 @@ class AttentionViewsTest : public QObject {
     connect(&session, &TrainingSession::traced, [&](const auto& trace) { last = trace; });
     session.setPauseAtStep(3);
     session.start(tinyConfig(6));
-    QTRY_COMPARE_WITH_TIMEOUT(session.state(), TrainingSession::State::Paused, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), TrainingSession::State::Paused, 300000);
     QTRY_VERIFY_WITH_TIMEOUT(last && last->step == 3, 10000);
     QVERIFY(last->vocabulary && last->vocabulary->size() > 3);
     QCOMPARE(last->maxProbeLength, 24);
@@ -344,7 +344,7 @@ class AttentionViewsTest : public QObject {
     QVERIFY(!last->trace.tokens.empty() && last->trace.tokens != original);  // a fresh example, not the fixed one
 
     session.resume();
-    QTRY_COMPARE_WITH_TIMEOUT(session.state(), TrainingSession::State::Finished, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), TrainingSession::State::Finished, 300000);
     QTRY_COMPARE_WITH_TIMEOUT(last->step, 6, 10000);
     session.setProbe({4, 4});  // finished: the worker still traces
     QTRY_VERIFY_WITH_TIMEOUT(last->trace.tokens == (std::vector<int>{4, 4}), 10000);
