@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "colormap.h"
+
 namespace attnlab {
 
 namespace {
@@ -95,13 +97,61 @@ QString AttentionMapModel::tokenLabel(int position) const {
   return text;
 }
 
-void AttentionMapModel::updateMaxWeight() {
-  maxWeight_ = 0;
-  if (!hasMap()) return;
-  const Mat& w = selected().weights;
+void AttentionMapModel::updateMaxWeight() { maxWeight_ = hasMap() ? maxWeight(layer_, head_) : 0; }
+
+const HeadTrace* AttentionMapModel::head(int layer, int head) const {
+  if (head < 0 || head >= headCount(layer)) return nullptr;
+  return &snapshot_->trace.layers[layer].heads[head];
+}
+
+float AttentionMapModel::maxWeight(int layer, int head) const {
+  const HeadTrace* h = this->head(layer, head);
+  if (!h) return 0;
+  float top = 0;
   // Only finite weights count: a diverging map must not blank the colour scale.
-  for (Eigen::Index i = 0; i < w.size(); ++i)
-    if (std::isfinite(w.data()[i])) maxWeight_ = std::max(maxWeight_, w.data()[i]);
+  for (Eigen::Index i = 0; i < h->weights.size(); ++i)
+    if (std::isfinite(h->weights.data()[i])) top = std::max(top, h->weights.data()[i]);
+  return top;
+}
+
+bool AttentionMapModel::isEvicted(int layer, int head, int query, int key) const {
+  if (!snapshot_ || layer < 0 || layer >= static_cast<int>(snapshot_->evicted.size())) return false;
+  const auto& heads = snapshot_->evicted[layer];
+  if (head < 0 || head >= static_cast<int>(heads.size())) return false;
+  const HeadTrace* h = this->head(layer, head);
+  const long n = h ? h->weights.rows() : 0;
+  const long index = long(query) * n + key;
+  return query >= 0 && key >= 0 && query < n && key < n && index < static_cast<long>(heads[head].size()) &&
+         heads[head][index];
+}
+
+void AttentionMapModel::setColourScale(ColourScale scale) {
+  if (scale == scale_) return;
+  scale_ = scale;
+  emit mapChanged();
+}
+
+double AttentionMapModel::rampPosition(double weight, double top) const {
+  if (!(top > 0) || !(weight > 0)) return 0;  // also NaN
+  if (scale_ == ColourScale::Linear) return std::min(weight / top, 1.0);
+  const double decadesBelowTop = std::log10(top / weight);
+  return std::clamp(1.0 - decadesBelowTop / kLogDecades, 0.0, 1.0);
+}
+
+QImage AttentionMapModel::mapImage(int layer, int head) const {
+  const HeadTrace* h = this->head(layer, head);
+  if (!h || h->weights.rows() == 0) return {};
+  const int n = static_cast<int>(h->weights.rows());
+  const double top = maxWeight(layer, head);
+  QImage image(n, n, QImage::Format_RGB32);
+  for (int q = 0; q < n; ++q) {
+    auto* row = reinterpret_cast<QRgb*>(image.scanLine(q));
+    for (int k = 0; k < n; ++k) {
+      const bool masked = q < h->scores.rows() && k < h->scores.cols() && std::isinf(h->scores(q, k)) && h->scores(q, k) < 0;
+      row[k] = masked ? kMaskedColour : rampColor(rampPosition(h->weights(q, k), top)).rgb();
+    }
+  }
+  return image;
 }
 
 }  // namespace attnlab

@@ -8,6 +8,13 @@
 #include "io/checkpoint.h"
 #include "train/trainer.h"
 
+#ifdef __linux__
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <unistd.h>
+#endif
+
 namespace attnlab {
 
 namespace {
@@ -17,12 +24,29 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
 // Weight of the newest step in the smoothed rates (an exponential moving average).
 constexpr double kRateSmoothing = 0.1;
+// Training threads run this much nicer than the UI thread, so painting and input never wait for
+// a core while training keeps every core busy (the OpenMP threads the worker starts inherit it).
+constexpr int kWorkerNicenessAboveUi = 10;
+
+void yieldToTheUi() {
+#ifdef __linux__
+  const auto self = static_cast<id_t>(gettid());
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);  // the UI thread's niceness, inherited
+  if (errno == 0) setpriority(PRIO_PROCESS, self, std::min(19, now + kWorkerNicenessAboveUi));
+#endif
+}
+
+// Stream of the "draw a fresh example" probes, apart from the trainer's fixed probe.
+constexpr uint64_t kProbeDrawStream = 0x5bd1e9955bd1e995ull;
 
 double smooth(double average, double sample, bool first) {
   return first ? sample : average + kRateSmoothing * (sample - average);
 }
 
-LossPoint lossPointOf(const TrainPoint& step) { return {step.step, step.loss, step.val_loss, step.accuracy}; }
+LossPoint lossPointOf(const TrainPoint& step) {
+  return {step.step, step.loss, step.val_loss, step.accuracy, step.lr, step.grad_norm, step.layer_grad_norm, step.layer_entropy};
+}
 
 // Where a restored experiment stands, as the progress bar shows it.
 ProgressSnapshot progressOf(const Trainer& trainer) {
@@ -41,6 +65,13 @@ ProgressSnapshot progressOf(const Trainer& trainer) {
 }
 
 }  // namespace
+
+struct TrainingSession::WorkerProbe {
+  std::vector<int> tokens;
+  Rng draws;
+  std::shared_ptr<const Vocabulary> vocabulary;
+  int tracedStep = -1;  // the step of the last published trace, -1 none since the probe changed
+};
 
 TrainingSession::TrainingSession(QObject* parent) : QObject(parent) {}
 
@@ -92,6 +123,8 @@ void TrainingSession::launch(std::optional<ExperimentConfig> config) {
     if (config) pauseRequested_ = false;
     stepsGranted_ = 0;
     workerDone_ = false;
+    probeRequest_.reset();
+    probeRequested_ = false;
   }
   notificationQueued_ = false;
   worker_ = QThread::create([this, config] { runWorker(config); });
@@ -141,6 +174,21 @@ void TrainingSession::reset() {
   emit cleared();
 }
 
+void TrainingSession::setProbe(std::vector<int> tokens) {
+  if (!tokens.empty()) requestProbe({std::move(tokens)});
+}
+
+void TrainingSession::drawProbe() { requestProbe({}); }
+
+void TrainingSession::requestProbe(ProbeRequest request) {
+  {
+    std::lock_guard lock(mutex_);
+    probeRequest_ = std::move(request);
+    probeRequested_ = true;
+  }
+  wake_.notify_all();
+}
+
 bool TrainingSession::hasExperiment() const { return worker_ != nullptr || trainer_ != nullptr; }
 
 void TrainingSession::save(const QString& dir, SaveKind kind) {
@@ -152,7 +200,7 @@ void TrainingSession::save(const QString& dir, SaveKind kind) {
       return;
     }
   }
-  // No worker, or one that has finished: the trainer is the UI thread's once joined. The worker's
+  // No worker, or one that has ended: the trainer is the UI thread's once joined. The worker's
   // last mail (how it ended) stays in the mailbox for deliver().
   joinWorker();
   SaveResult result{{dir, kind}, 0, {}};
@@ -204,7 +252,7 @@ void TrainingSession::deliver() {
   }
 
   if (mail.ended) {
-    joinWorker();
+    if (*mail.ended != State::Finished) joinWorker();  // a finished worker stays to trace probes and save
     if (*mail.ended == State::Failed) emit failed(mail.error);
     if (run != run_) return;
     setState(*mail.ended);
@@ -232,10 +280,16 @@ void TrainingSession::setState(State state) {
 // ---- worker thread ---------------------------------------------------------------------------
 
 void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
+  yieldToTheUi();
   try {
     if (config) trainer_ = std::make_unique<Trainer>(*config);
-    trainUntilDoneOrStopped(*trainer_);
-    finishWorker(trainer_->finished() ? State::Finished : State::Stopped);
+    WorkerProbe probe{trainer_->probeTokens(), Rng(trainer_->config().train.seed ^ kProbeDrawStream),
+                      std::make_shared<const Vocabulary>(trainer_->task().vocabulary())};
+    trainUntilDoneOrStopped(*trainer_, probe);
+    if (!trainer_->finished()) return finishWorker(State::Stopped);
+    publishEnd(State::Finished);
+    serveUntilStopped(*trainer_, probe);
+    finishWorker(std::nullopt);  // Finished was announced already
   } catch (const DivergenceError& e) {
     finishWorker(State::Failed, tr("Training diverged: %1").arg(QString::fromStdString(e.what())));
   } catch (const ConfigError& e) {
@@ -247,19 +301,17 @@ void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
   }
 }
 
-void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
+void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& probe) {
   const TrainConfig& train = trainer.config().train;
-  const std::vector<int> probe = trainer.probeTokens();
   publishTrace(trainer, probe);
-  int tracedStep = trainer.stepsDone();
   auto lastTrace = Clock::now();
 
   ProgressSnapshot progress = progressOf(trainer);
   double stepSeconds = 0;  // smoothed wall time per step, validation and traces included
   bool firstTimedStep = true;
-  bool pauseAnnounced = false;  // a save while paused wakes the worker without ending the pause
+  bool pauseAnnounced = false;  // a save or probe while paused wakes the worker without ending the pause
   while (!trainer.finished() && !stopRequested_) {
-    saveRequested(&trainer);
+    serveRequests(trainer, probe);
     const int pauseAt = pauseAtStep_;
     if (pauseAt > 0 && trainer.stepsDone() >= pauseAt) {
       pauseAtStep_ = 0;
@@ -267,17 +319,14 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
     }
     const bool singleStep = pauseRequested_ && takeGrantedStep();
     if (pauseRequested_ && !singleStep) {
-      if (tracedStep != trainer.stepsDone()) {  // show the map of the step we stopped at
-        publishTrace(trainer, probe);
-        tracedStep = trainer.stepsDone();
-      }
+      if (probe.tracedStep != trainer.stepsDone()) publishTrace(trainer, probe);  // the map of the step we stopped at
       if (!pauseAnnounced) publishPause(trainer.stepsDone());
       pauseAnnounced = true;
       if (!waitWhilePaused()) break;
       continue;
     }
-
     pauseAnnounced = false;
+
     const auto began = Clock::now();
     const TrainPoint step = trainer.trainStep();
     // The trainer validates every train.eval_every steps and at the end; NaN on other steps.
@@ -288,7 +337,6 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
     }
     if (singleStep || trainer.finished() || Clock::now() - lastTrace >= kTraceInterval) {
       publishTrace(trainer, probe);
-      tracedStep = trainer.stepsDone();
       lastTrace = Clock::now();
     }
 
@@ -303,6 +351,22 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer) {
     progress.seconds_left = (train.steps - step.step) * stepSeconds;
     publishStep(point, progress);
   }
+}
+
+void TrainingSession::serveUntilStopped(const Trainer& trainer, WorkerProbe& probe) {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopRequested_ || probeRequested_ || !saveRequests_.empty(); });
+      if (stopRequested_) return;
+    }
+    serveRequests(trainer, probe);
+  }
+}
+
+void TrainingSession::serveRequests(const Trainer& trainer, WorkerProbe& probe) {
+  saveRequested(&trainer);
+  if (takeProbeRequest(trainer, probe)) publishTrace(trainer, probe);
 }
 
 void TrainingSession::saveRequested(const Trainer* trainer) {
@@ -333,30 +397,54 @@ bool TrainingSession::takeGrantedStep() {
   return true;
 }
 
-void TrainingSession::finishWorker(State how, const QString& error) {
+bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& probe) {
+  if (!probeRequested_) return false;
+  std::optional<ProbeRequest> request;
+  {
+    std::lock_guard lock(mutex_);
+    std::swap(request, probeRequest_);
+    probeRequested_ = false;
+  }
+  if (!request) return false;
+  const ExperimentConfig& config = trainer.config();
+  if (request->tokens.empty()) {
+    probe.tokens = trainer.task().probe(trainer.task().sequenceLength(config.model.context), probe.draws);
+  } else {
+    // The UI encoded with this run's vocabulary; ids from an older run are refused, not traced.
+    const int vocab = probe.vocabulary->size();
+    for (int id : request->tokens)
+      if (id < 0 || id >= vocab) return false;
+    probe.tokens = std::move(request->tokens);
+    if (static_cast<int>(probe.tokens.size()) > config.model.context) probe.tokens.resize(config.model.context);
+  }
+  probe.tracedStep = -1;
+  return true;
+}
+
+void TrainingSession::finishWorker(std::optional<State> how, const QString& error) {
   {
     std::lock_guard lock(mutex_);
     workerDone_ = true;  // from here on save() writes on the UI thread, after joining
   }
   saveRequested(trainer_.get());  // requests that arrived before that, e.g. during the last step
-  {
-    std::lock_guard lock(mutex_);
-    mailbox_.ended = how;
-    mailbox_.error = error;
-  }
-  notifyUi();
+  if (how) publishEnd(*how, error);
 }
 
 bool TrainingSession::waitWhilePaused() {
   std::unique_lock lock(mutex_);
-  wake_.wait(lock, [this] { return !pauseRequested_ || stopRequested_ || stepsGranted_ > 0 || !saveRequests_.empty(); });
+  wake_.wait(lock, [this] {
+    return !pauseRequested_ || stopRequested_ || stepsGranted_ > 0 || !saveRequests_.empty() || probeRequested_;
+  });
   return !stopRequested_;
 }
 
-void TrainingSession::publishTrace(const Trainer& trainer, const std::vector<int>& probe) {
+void TrainingSession::publishTrace(const Trainer& trainer, WorkerProbe& probe) {
   auto snapshot = std::make_shared<TraceSnapshot>();
   snapshot->step = trainer.stepsDone();
-  snapshot->trace = trainer.trace(probe);
+  snapshot->trace = trainer.trace(probe.tokens);
+  snapshot->vocabulary = probe.vocabulary;
+  snapshot->maxProbeLength = trainer.config().model.context;
+  probe.tracedStep = snapshot->step;
   {
     std::lock_guard lock(mutex_);
     mailbox_.trace = std::move(snapshot);
@@ -377,6 +465,15 @@ void TrainingSession::publishPause(int step) {
   {
     std::lock_guard lock(mutex_);
     mailbox_.pausedAt = step;
+  }
+  notifyUi();
+}
+
+void TrainingSession::publishEnd(State how, const QString& error) {
+  {
+    std::lock_guard lock(mutex_);
+    mailbox_.ended = how;
+    mailbox_.error = error;
   }
   notifyUi();
 }

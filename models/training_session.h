@@ -2,11 +2,16 @@
 // Runs one experiment's training on a worker thread and hands its results to the UI thread.
 //
 // While a worker runs, it alone touches the attnlab::Trainer; the UI thread never calls engine
-// compute. Between steps the worker checks the pause/stop flags and any save or single-step
-// request, then publishes into a mutex-guarded mailbox: new loss points are appended, the progress
-// and the probe trace are replaced ("latest wins"), and at most one queued notification is in
-// flight. So a slow UI drops stale traces instead of queueing up. The trainer outlives its run
-// (finished, stopped, diverged) so that it can still be saved.
+// compute. Between steps the worker serves the UI's requests (save, single step, new probe) and
+// checks the pause/stop flags, then publishes into a mutex-guarded mailbox: new loss points are
+// appended, the progress and the probe trace are replaced ("latest wins"), and at most one queued
+// notification is in flight. So a slow UI drops stale traces instead of queueing up.
+//
+// One worker per experiment: start() or open() launches it; it trains (or waits, paused), and
+// after the last step it stays (state Finished) to trace probe edits and serve saves, until
+// stop(), reset(), start(), open() or the destructor joins it. A stopped or failed worker ends at
+// once. The trainer outlives its worker, so an ended run can still be saved (on the UI thread,
+// which owns the trainer once the worker is joined).
 #include <QObject>
 #include <QString>
 #include <QThread>
@@ -50,15 +55,22 @@ class TrainingSession : public QObject {
   void resume();
   // While paused: the worker takes one optimiser step, publishes it with its map, and stays paused.
   void step();
-  // Ends the run after the current step; its results stay on display and save() still works.
+  // Ends the run after the current step and joins the worker; its results stay on display and
+  // save() still works (now on the calling thread). A finished run stops tracing probe edits.
   void stop();
   // Ends the run and forgets its results (emits cleared()).
   void reset();
+  // Replaces the probe the views show: `tokens` (ids of the run's vocabulary, at most the
+  // context), or a fresh example drawn from the task. The worker traces it before its next step,
+  // at once when paused or finished; a newer request replaces one not yet taken.
+  void setProbe(std::vector<int> tokens);
+  void drawProbe();
 
   // True when there is an experiment save() can write (training, paused, or ended with a model).
   bool hasExperiment() const;
-  // Writes the experiment as a checkpoint folder (io/checkpoint.h, atomic). While a run is alive
-  // the worker saves between two steps; otherwise it happens now. saved() reports each request.
+  // Writes the experiment as a checkpoint folder (io/checkpoint.h, atomic). While a worker is
+  // alive (training, paused or finished) it saves between two steps; otherwise it happens now.
+  // saved() reports each request.
   void save(const QString& dir, SaveKind kind = SaveKind::User);
 
   static QString stateName(State state);
@@ -92,25 +104,36 @@ class TrainingSession : public QObject {
     std::shared_ptr<const TraceSnapshot> trace;
     std::vector<SaveResult> saves;
     std::optional<int> pausedAt;
-    std::optional<State> ended;  // Finished, Stopped or Failed once the worker is done
+    std::optional<State> ended;  // Finished, Stopped or Failed once training is over
     QString error;
   };
+  // What the UI asked the probe to become: tokens, or a draw from the task when empty.
+  struct ProbeRequest {
+    std::vector<int> tokens;
+  };
+  // The worker's side of the probe.
+  struct WorkerProbe;
 
   // Worker thread.
   void runWorker(std::optional<ExperimentConfig> config);  // none: continue trainer_
-  void trainUntilDoneOrStopped(Trainer& trainer);
+  void trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& probe);
+  void serveUntilStopped(const Trainer& trainer, WorkerProbe& probe);  // after the last step
+  void serveRequests(const Trainer& trainer, WorkerProbe& probe);       // saves, then a probe edit
   void saveRequested(const Trainer* trainer);
   bool takeGrantedStep();
-  void finishWorker(State how, const QString& error = {});
-  void publishTrace(const Trainer& trainer, const std::vector<int>& probe);
+  bool takeProbeRequest(const Trainer& trainer, WorkerProbe& probe);  // true when the probe changed
+  void finishWorker(std::optional<State> how, const QString& error = {});
+  void publishTrace(const Trainer& trainer, WorkerProbe& probe);
   void publishStep(const LossPoint& point, const ProgressSnapshot& progress);
   void publishPause(int step);
+  void publishEnd(State how, const QString& error = {});
   void notifyUi();
-  bool waitWhilePaused();  // false when asked to stop
+  bool waitWhilePaused();  // false when asked to stop; returns early for any request
 
   // UI thread.
   void launch(std::optional<ExperimentConfig> config);
   void discardRun();  // joins the worker; saves it had pending are still reported
+  void requestProbe(ProbeRequest request);
   void deliver();
   void emitSaves(const std::vector<SaveResult>& saves);
   void joinWorker();
@@ -123,14 +146,16 @@ class TrainingSession : public QObject {
   std::unique_ptr<Trainer> trainer_;
 
   std::mutex mutex_;
-  std::condition_variable wake_;  // pause/resume/stop/step/save changes, for a paused worker
+  std::condition_variable wake_;  // pause/resume/stop/step/save/probe changes, for a waiting worker
   std::atomic<bool> pauseRequested_{false};
   std::atomic<bool> stopRequested_{false};
   std::atomic<int> pauseAtStep_{0};
   std::atomic<bool> notificationQueued_{false};
-  int stepsGranted_ = 0;                   // guarded by mutex_: single steps asked for while paused
-  std::vector<SaveRequest> saveRequests_;  // guarded by mutex_
-  bool workerDone_ = false;                // guarded by mutex_: the worker takes no more requests
+  std::atomic<bool> probeRequested_{false};
+  std::optional<ProbeRequest> probeRequest_;  // guarded by mutex_
+  int stepsGranted_ = 0;                      // guarded by mutex_: single steps asked for while paused
+  std::vector<SaveRequest> saveRequests_;     // guarded by mutex_
+  bool workerDone_ = false;                   // guarded by mutex_: the worker takes no more requests
   Mailbox mailbox_;
 };
 

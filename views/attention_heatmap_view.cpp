@@ -1,9 +1,14 @@
 #include "attention_heatmap_view.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QImage>
+#include <QMenu>
 #include <QPainter>
+#include <QTextStream>
 #include <QToolTip>
+#include <utility>
+#include <vector>
 #include <algorithm>
 #include <cmath>
 
@@ -23,13 +28,44 @@ constexpr int kMaxLabelChars = 8;  // longer token labels are elided
 
 const QColor kMaskedFill(226, 226, 226);
 const QColor kMaskedHatch(160, 160, 160);
+const QColor kEvictedMark(230, 40, 40);  // red: on no part of the weight ramp
+
+// Diagonal hatching over `rect`, drawn as lines (not a pattern brush) so SVG exports show it too.
+void hatch(QPainter& painter, const QRect& rect) {
+  constexpr int kHatchSpacing = 6;
+  painter.save();
+  painter.setClipRect(rect, Qt::IntersectClip);
+  painter.setRenderHint(QPainter::Antialiasing, false);
+  painter.setPen(QPen(kMaskedHatch, 1));
+  // Lines of slope -1 (bottom-left to top-right) at x + y = c, for every c meeting the rect.
+  const int first = rect.left() + rect.top();
+  const int last = rect.right() + rect.bottom();
+  QVector<QLine> lines;
+  for (int c = first - first % kHatchSpacing; c <= last; c += kHatchSpacing)
+    lines.append(QLine(QPoint(c - rect.bottom(), rect.bottom()), QPoint(c - rect.top(), rect.top())));
+  painter.drawLines(lines);
+  painter.restore();
+}
 
 void fillMasked(QPainter& painter, const QRect& rect) {
   painter.fillRect(rect, kMaskedFill);
-  painter.fillRect(rect, QBrush(kMaskedHatch, Qt::BDiagPattern));
+  hatch(painter, rect);
 }
 
 QString formatWeight(double w) { return QString::number(w, 'g', 3); }
+
+// A red cross over the cell: the KV-cache policy dropped this key for this query.
+void markEvicted(QPainter& painter, const QRect& cell) {
+  painter.save();
+  QPen pen(kEvictedMark);
+  pen.setWidthF(std::max(1.5, cell.width() / 8.0));
+  painter.setPen(pen);
+  painter.setRenderHint(QPainter::Antialiasing);
+  const QRectF r = QRectF(cell).adjusted(cell.width() * 0.2, cell.height() * 0.2, -cell.width() * 0.2, -cell.height() * 0.2);
+  painter.drawLine(r.topLeft(), r.bottomRight());
+  painter.drawLine(r.topRight(), r.bottomLeft());
+  painter.restore();
+}
 
 }  // namespace
 
@@ -59,10 +95,12 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   for (int i = 0; i < n; ++i) g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(model_->tokenLabel(i)));
   g.labelWidth = std::min(g.labelWidth, maxLabel);
   // The top band also holds the "masked" swatch above the legend: two text lines at least.
-  const int top = kMargin + std::max(g.labelWidth, 2 * fm.height()) + kGap;
+  // A title line (what is shown, so exported pictures explain themselves), then the top band.
+  const int top = kMargin + QFontMetrics(font()).height() + kGap + std::max(g.labelWidth, 2 * fm.height()) + kGap;
   const int left = kMargin + g.labelWidth + kGap;
-  const int legendWidth = kLegendGap + std::max(kBarWidth + kTick + kGap + fm.horizontalAdvance(QStringLiteral("0.000")),
-                                                kBarWidth + kGap + fm.horizontalAdvance(tr("masked")));
+  const int legendWidth =
+      kLegendGap + std::max(kBarWidth + kTick + 3 * kGap + fm.horizontalAdvance(QStringLiteral("≤0.0001")) + fm.height(),
+                            kBarWidth + kGap + fm.horizontalAdvance(tr("masked")));
 
   const int side = std::min(width() - left - legendWidth - kMargin, height() - top - kMargin);
   g.cell = std::max(1, side / n);
@@ -91,6 +129,13 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
     return;
   }
   const Geometry g = geometry();
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, QFontMetrics(font()).height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("Layer %1, head %2 \u00b7 %3 attention \u00b7 step %4 \u00b7 rows: queries, columns: keys")
+                       .arg(model_->selectedLayer() + 1)
+                       .arg(model_->selectedHead() + 1)
+                       .arg(model_->variant())
+                       .arg(model_->step()));
   paintCells(painter, g);
   paintLabels(painter, g);
   paintLegend(painter, g);
@@ -100,13 +145,10 @@ void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) cons
   // One pixel per cell, scaled up without smoothing: cells stay exact colours and a long probe
   // paints as fast as a short one. Masked runs of a row are then hatched as one rectangle each.
   const int n = model_->size();
-  const double scale = model_->maxWeight() > 0 ? 1.0 / model_->maxWeight() : 0.0;
-  QImage cells(n, n, QImage::Format_RGB32);
-  for (int q = 0; q < n; ++q) {
-    auto* row = reinterpret_cast<QRgb*>(cells.scanLine(q));
-    for (int k = 0; k < n; ++k) row[k] = rampColor(model_->weight(q, k) * scale).rgb();
-  }
-  painter.drawImage(g.grid, cells);
+  painter.drawImage(g.grid, model_->mapImage(model_->selectedLayer(), model_->selectedHead()));
+  // The image already paints masked cells grey; hatch them all at once through a clip region
+  // of their row runs (one pass of lines, however long the probe).
+  QRegion masked;
   for (int q = 0; q < n; ++q) {
     for (int k = 0; k < n;) {
       if (!model_->isMasked(q, k)) {
@@ -115,9 +157,18 @@ void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) cons
       }
       const int first = k;
       while (k < n && model_->isMasked(q, k)) ++k;
-      fillMasked(painter, QRect(g.grid.left() + first * g.cell, g.grid.top() + q * g.cell, (k - first) * g.cell, g.cell));
+      masked += QRect(g.grid.left() + first * g.cell, g.grid.top() + q * g.cell, (k - first) * g.cell, g.cell);
     }
   }
+  if (!masked.isEmpty()) {
+    painter.save();
+    painter.setClipRegion(masked);
+    hatch(painter, masked.boundingRect());
+    painter.restore();
+  }
+  for (int q = 0; q < n; ++q)
+    for (int k = 0; k < n; ++k)
+      if (model_->isEvicted(q, k)) markEvicted(painter, cellRect(q, k));
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
 }
@@ -153,13 +204,31 @@ void AttentionHeatmapView::paintLegend(QPainter& painter, const Geometry& g) con
   const QFontMetrics fm(painter.font());
   painter.setPen(palette().color(QPalette::Text));
   const double top = model_->maxWeight();
-  for (double fraction : {1.0, 0.5, 0.0}) {
-    const int y = bar.top() + static_cast<int>(std::lround((1.0 - fraction) * (bar.height() - 1)));
-    painter.drawLine(bar.right() + 1, y, bar.right() + kTick, y);
-    const QRect text(bar.right() + kTick + kGap, y - fm.height() / 2, fm.horizontalAdvance(QStringLiteral("0.000")) + kGap,
-                     fm.height());
-    painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, formatWeight(top * fraction));
+  // Ticks where the ramp shows top, top/2, 0 (linear) or top and each decade below it (log).
+  std::vector<std::pair<double, QString>> ticks;  // ramp position, label
+  if (model_->colourScale() == AttentionMapModel::ColourScale::Linear) {
+    for (double fraction : {1.0, 0.5, 0.0}) ticks.push_back({fraction, formatWeight(top * fraction)});
+  } else {
+    for (int d = 0; d <= AttentionMapModel::kLogDecades; ++d) {
+      const double w = top * std::pow(10.0, -d);
+      ticks.push_back({model_->rampPosition(w, top), d == AttentionMapModel::kLogDecades ? QStringLiteral("≤") + formatWeight(w) : formatWeight(w)});
+    }
   }
+  for (const auto& [position, label] : ticks) {
+    const int y = bar.top() + static_cast<int>(std::lround((1.0 - position) * (bar.height() - 1)));
+    painter.drawLine(bar.right() + 1, y, bar.right() + kTick, y);
+    const QRect text(bar.right() + kTick + kGap, y - fm.height() / 2, fm.horizontalAdvance(QStringLiteral("≤0.0001")) + kGap,
+                     fm.height());
+    painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, label);
+  }
+  painter.save();
+  painter.translate(bar.right() + kTick + kGap + fm.horizontalAdvance(QStringLiteral("≤0.0001")) + 2 * kGap,
+                    bar.center().y());
+  painter.rotate(-90);
+  const QString scaleName = model_->colourScale() == AttentionMapModel::ColourScale::Linear ? tr("weight (linear)")
+                                                                                          : tr("weight (log scale)");
+  painter.drawText(QRect(-bar.height() / 2, -fm.height(), bar.height(), fm.height()), Qt::AlignCenter, scaleName);
+  painter.restore();
 
   fillMasked(painter, g.maskedSwatch);
   painter.setPen(palette().color(QPalette::Mid));
@@ -167,6 +236,14 @@ void AttentionHeatmapView::paintLegend(QPainter& painter, const Geometry& g) con
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(g.maskedSwatch.right() + kGap, g.maskedSwatch.top() - 2, width(), fm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, tr("masked"));
+  if (model_->snapshot() && !model_->snapshot()->evicted.empty()) {  // a cache policy ran: explain its mark
+    const QRect swatch = g.maskedSwatch.translated(0, -fm.height());
+    painter.fillRect(swatch, rampColor(0.5));
+    markEvicted(painter, swatch);
+    painter.setPen(palette().color(QPalette::Text));
+    painter.drawText(QRect(swatch.right() + kGap, swatch.top() - 2, width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                     tr("evicted"));
+  }
 }
 
 bool AttentionHeatmapView::event(QEvent* event) {
@@ -191,7 +268,35 @@ QString AttentionHeatmapView::tooltipFor(int query, int key) const {
                      .arg(key)
                      .arg(model_->tokenLabel(key));
   if (model_->isMasked(query, key)) return text + tr("masked: this key is not visible (score \u2212\u221e)");
-  return text + tr("weight %1\nscore %2").arg(model_->weight(query, key), 0, 'g', 4).arg(model_->score(query, key), 0, 'g', 4);
+  text += tr("weight %1\nscore %2").arg(model_->weight(query, key), 0, 'g', 4).arg(model_->score(query, key), 0, 'g', 4);
+  if (model_->isEvicted(query, key)) text += tr("\nevicted by the KV-cache policy");
+  return text;
+}
+
+QString AttentionHeatmapView::exportName() const {
+  return QStringLiteral("attention-L%1-H%2").arg(model_->selectedLayer() + 1).arg(model_->selectedHead() + 1);
+}
+
+bool AttentionHeatmapView::hasExportData() const { return model_->hasMap(); }
+
+void AttentionHeatmapView::writeCsv(QTextStream& out) const {
+  out << "query,key,query_token,key_token,weight,score,masked,evicted\n";
+  const int n = model_->size();
+  for (int q = 0; q < n; ++q)
+    for (int k = 0; k < n; ++k) {
+      const bool masked = model_->isMasked(q, k);
+      const float score = model_->score(q, k);
+      out << q << ',' << k << ',' << csvField(model_->tokenLabel(q)) << ',' << csvField(model_->tokenLabel(k)) << ','
+          << QString::number(model_->weight(q, k), 'g', 7) << ','
+          << (masked || std::isnan(score) ? QString() : QString::number(score, 'g', 7)) << ',' << (masked ? 1 : 0) << ','
+          << (model_->isEvicted(q, k) ? 1 : 0) << '\n';
+    }
+}
+
+void AttentionHeatmapView::contextMenuEvent(QContextMenuEvent* event) {
+  QMenu menu(this);
+  addExportActions(&menu, *this, this);
+  menu.exec(event->globalPos());
 }
 
 }  // namespace attnlab

@@ -2,14 +2,17 @@
 // One attention map drawn as a grid: row = query position, column = key position, colour =
 // weight on the ramp of colormap.h (scaled to the map's largest weight, shown in the legend).
 // Masked cells (keys the query cannot see, score -inf) are hatched grey, so they never look like
-// a weight of zero. Token labels run down the left and up the top; a tooltip names the cell.
+// a weight of zero; keys a KV-cache policy evicted carry a red cross. Token labels run down the
+// left and up the top (elided when long, thinned when cells are small); a tooltip names the cell.
 #include <QWidget>
+
+#include "view_export.h"
 
 namespace attnlab {
 
 class AttentionMapModel;
 
-class AttentionHeatmapView : public QWidget {
+class AttentionHeatmapView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
   explicit AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent = nullptr);
@@ -19,9 +22,15 @@ class AttentionHeatmapView : public QWidget {
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
+  QString exportName() const override;
+  QWidget* exportWidget() override { return this; }
+  bool hasExportData() const override;
+  void writeCsv(QTextStream& out) const override;
+
  protected:
   void paintEvent(QPaintEvent* event) override;
   bool event(QEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
   struct Geometry {

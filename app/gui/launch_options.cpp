@@ -3,6 +3,7 @@
 #include <QCommandLineParser>
 
 #include "io/config_json.h"
+#include "main_window.h"
 
 namespace attnlab {
 
@@ -30,12 +31,19 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                       QStringLiteral("Save a picture of the window to FILE (needs --quit-after-steps)."),
                                       QStringLiteral("FILE"));
   const QCommandLineOption quitAfter(QStringLiteral("quit-after-steps"),
-                                     QStringLiteral("Train N steps, save the --screenshot, and exit."), QStringLiteral("N"));
+                                     QStringLiteral("Train N steps, save the --screenshot / --export, and exit."), QStringLiteral("N"));
   const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Layer whose attention is shown first (1-based)."),
                                  QStringLiteral("L"));
   const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Head whose attention is shown first (1-based)."),
                                 QStringLiteral("H"));
-  parser.addOptions({preset, steps, set, screenshot, quitAfter, layer, head});
+  const QCommandLineOption exportFile(QStringLiteral("export"),
+                                      QStringLiteral("Export the shown view to FILE (.png, .svg or .csv), or every view as PNG into DIR/ "
+                                                     "(needs --quit-after-steps)."),
+                                      QStringLiteral("FILE|DIR/"));
+  const QCommandLineOption view(QStringLiteral("view"),
+                                QStringLiteral("View shown first: %1.").arg(MainWindow::viewNames().join(QStringLiteral(", "))),
+                                QStringLiteral("NAME"));
+  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -57,8 +65,14 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   if (parser.isSet(steps) && !parsePositive(parser.value(steps), out.config.train.steps))
     return QStringLiteral("--steps needs a positive whole number, got '%1'").arg(parser.value(steps));
 
-  if (parser.isSet(screenshot) != parser.isSet(quitAfter))
-    return QStringLiteral("--screenshot FILE and --quit-after-steps N go together");
+  if ((parser.isSet(screenshot) || parser.isSet(exportFile)) != parser.isSet(quitAfter))
+    return QStringLiteral("--screenshot FILE (or --export FILE) and --quit-after-steps N go together");
+  out.exportFile = parser.value(exportFile);
+  if (parser.isSet(view)) {
+    out.view = MainWindow::viewNames().indexOf(parser.value(view));
+    if (out.view < 0)
+      return QStringLiteral("--view needs one of %1, got '%2'").arg(MainWindow::viewNames().join(QStringLiteral(", ")), parser.value(view));
+  }
   if (parser.isSet(quitAfter) && !parsePositive(parser.value(quitAfter), out.quitAfterSteps))
     return QStringLiteral("--quit-after-steps needs a positive whole number, got '%1'").arg(parser.value(quitAfter));
   out.screenshotFile = parser.value(screenshot);

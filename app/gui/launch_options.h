@@ -13,7 +13,9 @@ struct LaunchOptions {
   QString presetName = QStringLiteral("default");
   bool experimentChosen = false;  // --preset, --set or --steps given (else the app reopens the last experiment)
   QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
+  QString exportFile;      // with quitAfterSteps: export the shown view (.png, .svg or .csv)
   int quitAfterSteps = 0;
+  int view = 0;  // index into MainWindow::viewNames(), the tab shown first
   int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)
   bool showHelp = false;
   QString helpText;

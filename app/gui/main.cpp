@@ -34,10 +34,11 @@ int main(int argc, char** argv) {
   }
 
   attnlab::MainWindow window(options.config, options.presetName);
-  if (options.screenshotFile.isEmpty()) {  // pictures are taken of the plain default layout
+  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty()) {  // pictures show the plain default layout
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();
   }
+  window.showView(static_cast<attnlab::MainWindow::View>(options.view));
   window.show();
   if (options.layer > 0 || options.head > 0) {  // applied once the first map arrives
     auto& map = window.attentionMap();
@@ -48,12 +49,12 @@ int main(int argc, char** argv) {
       map.select(options.layer, options.head);
     });
   }
-  if (!options.screenshotFile.isEmpty()) {
+  if (options.quitAfterSteps > 0) {
     QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {
       std::fprintf(saved ? stdout : stderr, "attnlab: %s\n", qPrintable(message));
       QCoreApplication::exit(saved ? 0 : 1);
     });
-    window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile);
+    window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile, options.exportFile);
     window.startTraining();
   }
   return app.exec();

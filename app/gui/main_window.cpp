@@ -1,6 +1,9 @@
 #include "main_window.h"
 
+#include <QActionGroup>
+#include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
@@ -9,21 +12,28 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSettings>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
+#include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
+#include "attention_heatmap_view.h"
 #include "attention_map_model.h"
-#include "attention_panel.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
+#include "head_view.h"
 #include "io/config_json.h"
-#include "loss_chart_view.h"
 #include "loss_history_model.h"
+#include "model_view.h"
+#include "probe_editor.h"
+#include "selection_bar.h"
+#include "training_view.h"
+#include "view_export.h"
 
 namespace attnlab {
 
@@ -73,6 +83,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       files_(new ExperimentFiles(*session_, this)) {
   buildActions();
   buildCentralArea();
+  buildViewMenus();
   buildStatusBar();
   addDockWidget(Qt::LeftDockWidgetArea, panel_);
   resize(1600, 900);
@@ -125,11 +136,6 @@ void MainWindow::buildActions() {
   buildPresetsMenu();
   QMenu* training = menuBar()->addMenu(tr("&Training"));
   training->addActions({trainAction_, pauseAction_, stepAction_, resetAction_});
-  QMenu* view = menuBar()->addMenu(tr("&View"));
-  QAction* showPanel = panel_->toggleViewAction();
-  showPanel->setText(tr("Experiment Panel"));
-  showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-  view->addAction(showPanel);
 
   progress_ = new QProgressBar(this);
   progress_->setMinimumWidth(520);
@@ -197,18 +203,126 @@ void MainWindow::buildPresetsMenu() {
 }
 
 void MainWindow::buildCentralArea() {
-  chart_ = new LossChartView(history_, this);
-  attentionPanel_ = new AttentionPanel(attention_, this);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(chart_);
-  split->addWidget(attentionPanel_);
-  // The heatmap is square and limited by the height; the chart gets the rest of the width.
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
-  split->setSizes({2000, 3000});
-  split->setChildrenCollapsible(false);
-  split->setContentsMargins(6, 6, 6, 6);
-  setCentralWidget(split);
+  trainingView_ = new TrainingView(history_, this);
+  heatmap_ = new AttentionHeatmapView(attention_, this);
+  modelView_ = new ModelView(attention_, this);
+  headView_ = new HeadView(attention_, this);
+  probe_ = new ProbeEditor(attention_, this);
+  selection_ = new SelectionBar(attention_, this);
+  connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
+  connect(probe_, &ProbeEditor::drawRequested, session_, &TrainingSession::drawProbe);
+
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(trainingView_, tr("Training"));
+  tabs_->addTab(heatmap_, tr("Attention"));
+  tabs_->addTab(modelView_, tr("Model"));
+  tabs_->addTab(headView_, tr("Heads"));
+  tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
+  tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
+  tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
+  tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
+
+  attentionBar_ = new QWidget(this);
+  auto* bar = new QVBoxLayout(attentionBar_);
+  bar->setContentsMargins(6, 4, 6, 2);
+  bar->addWidget(probe_);
+  bar->addWidget(selection_);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) { attentionBar_->setVisible(index != 0); });
+  attentionBar_->setVisible(false);
+
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(attentionBar_);
+  layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
+}
+
+QStringList MainWindow::viewNames() {
+  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads")};
+}
+
+void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
+
+MainWindow::View MainWindow::currentView() const { return static_cast<View>(tabs_->currentIndex()); }
+
+ExportableView& MainWindow::exportable(View view) {
+  switch (view) {
+    case View::Training: return *trainingView_;
+    case View::Attention: return *heatmap_;
+    case View::Model: return *modelView_;
+    case View::Heads: return *headView_;
+  }
+  return *trainingView_;
+}
+
+void MainWindow::buildViewMenus() {
+  QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
+  QAction* showPanel = panel_->toggleViewAction();
+  showPanel->setText(tr("Experiment Panel"));
+  showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  viewMenu->addAction(showPanel);
+  viewMenu->addSeparator();
+  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)")};
+  auto* group = new QActionGroup(this);
+  for (int i = 0; i < titles.size(); ++i) {
+    QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
+    action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    action->setCheckable(true);
+    action->setChecked(i == 0);
+    group->addAction(action);
+    connect(tabs_, &QTabWidget::currentChanged, action, [action, i](int index) { action->setChecked(index == i); });
+  }
+  viewMenu->addSeparator();
+  QAction* logScale = viewMenu->addAction(tr("&Log colour scale"));
+  logScale->setCheckable(true);
+  logScale->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+  connect(logScale, &QAction::toggled, attention_, [this](bool on) {
+    attention_->setColourScale(on ? AttentionMapModel::ColourScale::Log : AttentionMapModel::ColourScale::Linear);
+  });
+  connect(attention_, &AttentionMapModel::mapChanged, logScale, [this, logScale] {
+    logScale->setChecked(attention_->colourScale() == AttentionMapModel::ColourScale::Log);
+  });
+  QAction* draw = viewMenu->addAction(tr("&Draw a new probe example"), session_, &TrainingSession::drawProbe);
+  draw->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+
+  QMenu* exportMenu = menuBar()->addMenu(tr("&Export"));
+  exportMenu->addAction(tr("Current view as &PNG..."), this,
+                        [this] { exportViewInteractively(exportable(currentView()), ExportFormat::Png, this); });
+  exportMenu->addAction(tr("Current view as &SVG..."), this,
+                        [this] { exportViewInteractively(exportable(currentView()), ExportFormat::Svg, this); });
+  exportMenu->addAction(tr("Current view's data as &CSV..."), this,
+                        [this] { exportViewInteractively(exportable(currentView()), ExportFormat::Csv, this); });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* guide = help->addAction(tr("&User guide"), this, &MainWindow::showGuide);
+  guide->setShortcut(QKeySequence::HelpContents);
+  help->addAction(tr("&About Attention Lab"), this, [this] {
+    QMessageBox::about(this, tr("About Attention Lab"),
+                       tr("<b>Attention Lab %1</b><p>Build a small Transformer, train it on your CPU and watch its "
+                          "attention form. Help ▸ User guide explains every part and view.</p>")
+                           .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::showGuide() {
+  auto* dialog = findChild<QDialog*>(QStringLiteral("userGuide"));
+  if (!dialog) {
+    dialog = new QDialog(this);
+    dialog->setObjectName(QStringLiteral("userGuide"));
+    dialog->setWindowTitle(tr("Attention Lab — User guide"));
+    auto* browser = new QTextBrowser(dialog);
+    browser->setOpenExternalLinks(true);
+    browser->setSource(QUrl(QStringLiteral("qrc:/guide/guide.md")), QTextDocument::MarkdownResource);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(browser);
+    dialog->resize(820, 760);
+  }
+  dialog->show();
+  dialog->raise();
 }
 
 void MainWindow::buildStatusBar() {
@@ -218,8 +332,8 @@ void MainWindow::buildStatusBar() {
 
 void MainWindow::startTraining() { session_->start(config_); }
 
-void MainWindow::captureAfterSteps(int steps, const QString& file) {
-  capture_ = {std::min(steps, config_.train.steps), file};
+void MainWindow::captureAfterSteps(int steps, const QString& file, const QString& exportFile) {
+  capture_ = {std::min(steps, config_.train.steps), file, exportFile};
   session_->setPauseAtStep(steps);
 }
 
@@ -293,7 +407,7 @@ bool MainWindow::applyPreset(const QString& name) {
 void MainWindow::showOpened(const ExperimentConfig& config, const QString& dir) {
   config_ = config;
   panel_->setAppliedConfig(config_);
-  chart_->setTotalSteps(config_.train.steps);
+  trainingView_->setTotalSteps(config_.train.steps);
   presetName_.clear();
   rememberExperiment();
   showDocumentState();
@@ -399,7 +513,7 @@ void MainWindow::showError(const QString& message) {
 void MainWindow::clearResults() {
   history_->clear();
   attention_->clear();
-  chart_->setTotalSteps(config_.train.steps);
+  trainingView_->setTotalSteps(config_.train.steps);
   progress_->setRange(0, config_.train.steps);
   progress_->setValue(0);
   progress_->setFormat(tr("step 0 / %1").arg(config_.train.steps));
@@ -408,10 +522,36 @@ void MainWindow::clearResults() {
 
 void MainWindow::saveCapture() {
   const QString file = capture_.file;
-  if (grab().save(file))
-    emit captureFinished(true, tr("saved %1").arg(file));
-  else
-    emit captureFinished(false, tr("could not write the screenshot to %1").arg(file));
+  QStringList saved;
+  if (!file.isEmpty()) {
+    if (!grab().save(file)) return emit captureFinished(false, tr("could not write the screenshot to %1").arg(file));
+    saved << file;
+  }
+  if (!capture_.exportFile.isEmpty()) {
+    // A folder (an existing one, or a path ending in '/') gets every view as PNG; a file the
+    // shown view, in the format its suffix names.
+    QFileInfo target(capture_.exportFile);
+    std::vector<std::pair<View, QString>> exports;
+    if (target.isDir() || capture_.exportFile.endsWith(QLatin1Char('/'))) {
+      if (!QDir().mkpath(capture_.exportFile)) return emit captureFinished(false, tr("could not create %1").arg(capture_.exportFile));
+      for (int v = 0; v < viewNames().size(); ++v)
+        exports.push_back({static_cast<View>(v), QDir(capture_.exportFile).filePath(viewNames()[v] + QStringLiteral(".png"))});
+    } else {
+      exports.push_back({currentView(), capture_.exportFile});
+    }
+    for (const auto& [view, file] : exports) {
+      showView(view);
+      QApplication::processEvents();  // lay the tab out at its real size before drawing it
+      const QString suffix = QFileInfo(file).suffix().toLower();
+      const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
+                                  : suffix == QLatin1String("csv") ? ExportFormat::Csv
+                                                                   : ExportFormat::Png;
+      const QString error = exportView(exportable(view), format, file);
+      if (!error.isEmpty()) return emit captureFinished(false, error);
+      saved << file;
+    }
+  }
+  emit captureFinished(true, tr("saved %1").arg(saved.join(QStringLiteral(", "))));
 }
 
 }  // namespace attnlab

@@ -1,8 +1,9 @@
 #pragma once
-// The desktop window: training controls in the toolbar, the experiment panel docked on the left,
-// the loss chart and the attention heatmap side by side, state and errors in the status bar.
-// Training runs in a TrainingSession (worker thread); this window only shows what the session
-// publishes. Files (save, open, recent, autosave) are ExperimentFiles' business.
+// The desktop window: training controls in the toolbar, the experiment panel docked on the left;
+// in the centre the views as tabs (training charts, attention heatmap, model view, head view) with
+// the probe editor and the shared layer/head selection above the attention views; state and errors
+// in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
+// what the session publishes. Files (save, open, recent, autosave) are ExperimentFiles' business.
 #include <QMainWindow>
 #include <memory>
 
@@ -14,15 +15,21 @@ class QAction;
 class QLabel;
 class QMenu;
 class QProgressBar;
+class QTabWidget;
 
 namespace attnlab {
 
+class AttentionHeatmapView;
 class AttentionMapModel;
-class AttentionPanel;
 class ExperimentFiles;
 class ExperimentPanel;
-class LossChartView;
+class ExportableView;
+class HeadView;
 class LossHistoryModel;
+class ModelView;
+class ProbeEditor;
+class SelectionBar;
+class TrainingView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -38,6 +45,19 @@ class MainWindow : public QMainWindow {
   ExperimentFiles& files() { return *files_; }
   const ExperimentConfig& config() const { return config_; }
 
+  // The central tabs, in order.
+  enum class View { Training, Attention, Model, Heads };
+  static QStringList viewNames();  // "training", "attention", "model", "heads"
+  void showView(View view);
+  View currentView() const;
+  ExportableView& exportable(View view);
+  TrainingView* trainingView() const { return trainingView_; }
+  AttentionHeatmapView* heatmap() const { return heatmap_; }
+  ModelView* modelView() const { return modelView_; }
+  HeadView* headView() const { return headView_; }
+  ProbeEditor* probeEditor() const { return probe_; }
+  QTabWidget* tabs() const { return tabs_; }
+
   void startTraining();
   // Makes `config` the experiment on display, after asking about unsaved trained steps.
   // Returns false when the user kept the current one.
@@ -49,8 +69,9 @@ class MainWindow : public QMainWindow {
   // The experiment last applied or opened, if it is still valid. Returns whether it was restored.
   bool restoreLastExperiment();
   // Trains `steps` steps (fewer if the run is shorter) and pauses; once that step's attention map
-  // is on screen, saves a picture of the window to `file` and emits captureFinished.
-  void captureAfterSteps(int steps, const QString& file);
+  // is on screen, saves a picture of the window to `file` (if not empty), exports the current
+  // view to `exportFile` (if not empty; PNG, SVG or CSV by its suffix) and emits captureFinished.
+  void captureAfterSteps(int steps, const QString& file, const QString& exportFile = {});
 
  signals:
   void captureFinished(bool saved, const QString& message);
@@ -62,6 +83,8 @@ class MainWindow : public QMainWindow {
   void buildFileMenu();
   void buildPresetsMenu();
   void buildCentralArea();
+  void buildViewMenus();
+  void showGuide();
   void buildStatusBar();
 
   void train();
@@ -96,12 +119,19 @@ class MainWindow : public QMainWindow {
   bool persistLayout_ = false;  // set by restoreLayout(); screenshots and tests leave settings alone
   QProgressBar* progress_ = nullptr;
   QLabel* lossLabel_ = nullptr;
-  LossChartView* chart_ = nullptr;
-  AttentionPanel* attentionPanel_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  QWidget* attentionBar_ = nullptr;  // probe editor and selection, shown above the attention views
+  ProbeEditor* probe_ = nullptr;
+  SelectionBar* selection_ = nullptr;
+  TrainingView* trainingView_ = nullptr;
+  AttentionHeatmapView* heatmap_ = nullptr;
+  ModelView* modelView_ = nullptr;
+  HeadView* headView_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested
     QString file;
+    QString exportFile;
   } capture_;
 };
 

@@ -10,19 +10,32 @@
 #include <QTimer>
 #include <QtTest>
 
+#include <QDir>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTextBrowser>
+
+#include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "main_window.h"
+#include "probe_editor.h"
 #include "training_session.h"
+#include "view_export.h"
 
 using namespace attnlab;
 using State = TrainingSession::State;
 
 namespace {
 
-// The longest the UI thread may take to answer a 10 ms timer while training runs.
-constexpr qint64 kWorstTimerGapMs = 200;
+// How late the UI thread may answer a 10 ms timer while training runs and the user switches views
+// and types a probe every 0.4 s: 99 of 100 answers within 250 ms, none later than half a second.
+// Measured on 2 shared cores: p99 60 ms at a load of ~3, 140-200 ms at a load of 15-20 (other
+// builds and tests competing with the UI thread itself); the bound holds with margin for CI.
+constexpr qint64 kWorstTimerGapMs = 500;
+constexpr qint64 kP99TimerGapMs = 250;
 
 // The default preset made small, so a few steps take well under a second.
 const QStringList kTinyOverrides = {"model.d_model=32", "model.n_layers=2", "model.n_heads=2", "model.d_ff=64",
@@ -93,26 +106,36 @@ class AppSmokeTest : public QObject {
 
     window.startTraining();
     QCOMPARE(window.session().state(), State::Running);
-    QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) >= 1 && window.attentionMap().hasMap(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) >= 1 && window.attentionMap().hasMap(), 300000);
 
     QElapsedTimer sinceTick;
-    qint64 worstGap = 0;
-    int ticks = 0;
+    std::vector<qint64> gaps;
     QTimer timer;
     timer.setTimerType(Qt::PreciseTimer);
-    connect(&timer, &QTimer::timeout, [&] {
-      worstGap = std::max(worstGap, sinceTick.restart());
-      ++ticks;
+    connect(&timer, &QTimer::timeout, [&] { gaps.push_back(sinceTick.restart()); });
+    // Meanwhile the user flips through the views and edits the probe, as a person would.
+    int flips = 0;
+    QTimer user;
+    connect(&user, &QTimer::timeout, [&] {
+      window.showView(static_cast<MainWindow::View>(++flips % 4));
+      window.probeEditor()->submit(flips % 2 ? QStringLiteral("the") : QStringLiteral("the dog"));
     });
     const int stepsBefore = stepsDone(window);
     sinceTick.start();
     timer.start(10);
+    user.start(400);
     QTest::qWait(3000);
     // A loaded machine may take longer than the 3 s window for one default-preset step.
     QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) > stepsBefore, 120000);
     timer.stop();
-    qInfo("while training: %d timer ticks in 3 s, worst gap %lld ms, %d steps done", ticks, worstGap,
-          stepsDone(window) - stepsBefore);
+    user.stop();
+    std::sort(gaps.begin(), gaps.end());
+    QVERIFY(gaps.size() > 100);
+    const qint64 worstGap = gaps.back();
+    const qint64 p99 = gaps[gaps.size() * 99 / 100];
+    qInfo("while training: %d timer ticks, p99 gap %lld ms, worst %lld ms, %d view switches, %d steps done",
+          int(gaps.size()), p99, worstGap, flips, stepsDone(window) - stepsBefore);
+    QVERIFY2(p99 < kP99TimerGapMs, qPrintable(QStringLiteral("p99 timer gap %1 ms").arg(p99)));
     QVERIFY2(worstGap < kWorstTimerGapMs, qPrintable(QStringLiteral("UI thread blocked for %1 ms").arg(worstGap)));
     QVERIFY(stepsDone(window) > stepsBefore);
     QVERIFY(window.attentionMap().step() > 0);  // the map followed training
@@ -121,6 +144,89 @@ class AppSmokeTest : public QObject {
     QCOMPARE(window.session().state(), State::Idle);
     QCOMPARE(window.lossHistory().rowCount(), 0);
     QVERIFY(!window.attentionMap().hasMap());
+  }
+
+  void everyViewShowsTheTrainingRun() {
+    ExperimentConfig config = defaultPreset(kTinyOverrides);
+    config.train.steps = 1000;
+    MainWindow window(config, QStringLiteral("default"));
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.session().setPauseAtStep(12);
+    window.startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(window.session().state(), State::Paused, 300000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.attentionMap().step(), 12, 10000);
+
+    // A typed probe reaches the worker and comes back traced.
+    ProbeEditor* probe = window.probeEditor();
+    window.showView(MainWindow::View::Attention);
+    probe->field()->clear();
+    QTest::keyClicks(probe->field(), QStringLiteral("the dog"));
+    QVERIFY2(probe->message().isEmpty(), qPrintable(probe->message()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.attentionMap().size(), 2, 10000);
+    QTest::keyClicks(probe->field(), QStringLiteral(" qqqzzz"));
+    QVERIFY2(probe->message().contains(QStringLiteral("qqqzzz")), qPrintable(probe->message()));
+    QTest::mouseClick(probe->findChild<QPushButton*>(), Qt::LeftButton);  // Draw example
+    QTRY_VERIFY_WITH_TIMEOUT(window.attentionMap().size() > 8, 10000);
+
+    // Screenshots of every view, made by the views' own export, none of them blank.
+    const QDir shots(QDir::current().filePath(QStringLiteral("smoke-screenshots")));
+    QVERIFY(shots.mkpath(QStringLiteral(".")));
+    const QStringList names = MainWindow::viewNames();
+    for (int v = 0; v < names.size(); ++v) {
+      const auto view = static_cast<MainWindow::View>(v);
+      window.showView(view);
+      QCOMPARE(window.tabs()->currentIndex(), v);
+      QTest::qWait(100);  // layouts settle
+      const QString file = shots.filePath(names[v] + QStringLiteral(".png"));
+      QCOMPARE(exportView(window.exportable(view), ExportFormat::Png, file), QString());
+      const QImage image = QImage(file).convertToFormat(QImage::Format_RGB32);
+      QVERIFY2(!image.isNull() && image.width() > 300 && image.height() > 200, qPrintable(file));
+      const int colours = distinctSaturatedColours(image);
+      qInfo("%s: %dx%d, %d distinct saturated colours", qPrintable(names[v]), image.width(), image.height(), colours);
+      QVERIFY2(colours >= 8, qPrintable(QStringLiteral("%1 looks blank (%2 colours)").arg(names[v]).arg(colours)));
+    }
+
+    // The heatmap's pixels at two known cells differ as their weights do: the brighter cell is the
+    // larger weight (the ramp's lightness rises with the weight).
+    window.showView(MainWindow::View::Attention);
+    QTest::qWait(100);
+    const AttentionMapModel& map = window.attentionMap();
+    const int n = map.size();
+    int strongQ = 0, strongK = 0, weakQ = n - 1, weakK = 0;
+    for (int q = 0; q < n; ++q)
+      for (int k = 0; k <= q; ++k) {
+        if (map.weight(q, k) > map.weight(strongQ, strongK)) strongQ = q, strongK = k;
+        if (map.weight(q, k) < map.weight(weakQ, weakK)) weakQ = q, weakK = k;
+      }
+    QVERIFY(map.weight(strongQ, strongK) > 2 * map.weight(weakQ, weakK));
+    const QImage heat = window.heatmap()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const double dpr = heat.devicePixelRatio();
+    auto lightness = [&](int q, int k) {
+      const QPoint c = window.heatmap()->cellRect(q, k).center() * dpr;
+      return QColor(heat.pixel(c)).lightnessF();
+    };
+    QVERIFY2(lightness(strongQ, strongK) > lightness(weakQ, weakK) + 0.2,
+             qPrintable(QStringLiteral("cells (%1,%2) w=%3 and (%4,%5) w=%6")
+                            .arg(strongQ).arg(strongK).arg(map.weight(strongQ, strongK))
+                            .arg(weakQ).arg(weakK).arg(map.weight(weakQ, weakK))));
+  }
+
+  void userGuideOpensFromHelp() {
+    MainWindow window(defaultPreset(kTinyOverrides), QStringLiteral("default"));
+    window.show();
+    QAction* guide = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->text() == QStringLiteral("&User guide")) guide = action;
+    QVERIFY(guide);
+    guide->trigger();
+    auto* browser = window.findChild<QTextBrowser*>();
+    QVERIFY(browser);
+    const QString text = browser->toPlainText();
+    for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Heads", "log"})
+      QVERIFY2(text.contains(QLatin1String(needle)), needle);
+    QVERIFY(text.size() > 5000);
   }
 
   void pauseResumeAndReset() {
@@ -132,7 +238,7 @@ class AppSmokeTest : public QObject {
     QSignalSpy paused(&window.session(), &TrainingSession::pausedAt);
 
     window.startTraining();
-    QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) >= 3, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) >= 3, 300000);
     window.session().pause();
     QCOMPARE(window.session().state(), State::Paused);
     QTRY_COMPARE_WITH_TIMEOUT(paused.count(), 1, 30000);  // the step in flight has landed
@@ -161,7 +267,7 @@ class AppSmokeTest : public QObject {
     LossHistoryModel history;
     connect(&session, &TrainingSession::lossPointsAdded, &history, &LossHistoryModel::append);
     session.start(config);
-    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 300000);
     QCOMPARE(history.rowCount(), 20);
     for (int row = 0; row < 20; ++row) QCOMPARE(history.points()[row].step, row + 1);
     // eval_every=10: validation at steps 10 and 20 only.
@@ -180,11 +286,11 @@ class AppSmokeTest : public QObject {
     connect(&session, &TrainingSession::traced, [&](const auto& trace) { lastTrace = trace; });
     session.setPauseAtStep(7);
     session.start(config);
-    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Paused, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Paused, 300000);
     QTRY_VERIFY_WITH_TIMEOUT(lastTrace && lastTrace->step == 7, 10000);
     QCOMPARE(history.rowCount(), 7);
     session.resume();
-    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 300000);
     QCOMPARE(history.rowCount(), 50);
     QCOMPARE(lastTrace->step, 50);
   }

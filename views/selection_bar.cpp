@@ -1,36 +1,45 @@
-#include "attention_panel.h"
+#include "selection_bar.h"
 
+#include <QButtonGroup>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QRadioButton>
 #include <QSignalBlocker>
-#include <QVBoxLayout>
 
-#include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 
 namespace attnlab {
 
-AttentionPanel::AttentionPanel(AttentionMapModel* model, QWidget* parent)
+SelectionBar::SelectionBar(AttentionMapModel* model, QWidget* parent)
     : QWidget(parent),
       model_(model),
       layerPicker_(new QComboBox(this)),
       headPicker_(new QComboBox(this)),
-      caption_(new QLabel(this)),
-      heatmap_(new AttentionHeatmapView(model, this)) {
-  auto* pickers = new QHBoxLayout;
-  pickers->addWidget(new QLabel(tr("Layer"), this));
-  pickers->addWidget(layerPicker_);
-  pickers->addSpacing(8);
-  pickers->addWidget(new QLabel(tr("Head"), this));
-  pickers->addWidget(headPicker_);
-  pickers->addSpacing(12);
-  pickers->addWidget(caption_, 1);
+      linear_(new QRadioButton(tr("linear"), this)),
+      log_(new QRadioButton(tr("log"), this)),
+      caption_(new QLabel(this)) {
+  auto* scale = new QButtonGroup(this);
+  scale->addButton(linear_);
+  scale->addButton(log_);
+  linear_->setChecked(true);
+  linear_->setToolTip(tr("Colour proportional to the weight, up to the map's largest weight"));
+  log_->setToolTip(tr("Colour by decades of weight (log10), %1 decades below the largest: small weights become visible")
+                       .arg(AttentionMapModel::kLogDecades));
 
-  auto* layout = new QVBoxLayout(this);
+  auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(pickers);
-  layout->addWidget(heatmap_, 1);
+  layout->addWidget(new QLabel(tr("Layer"), this));
+  layout->addWidget(layerPicker_);
+  layout->addSpacing(8);
+  layout->addWidget(new QLabel(tr("Head"), this));
+  layout->addWidget(headPicker_);
+  layout->addSpacing(16);
+  layout->addWidget(new QLabel(tr("Colour scale"), this));
+  layout->addWidget(linear_);
+  layout->addWidget(log_);
+  layout->addSpacing(16);
+  layout->addWidget(caption_, 1);
 
   layerPicker_->setToolTip(tr("Transformer block whose attention is shown"));
   headPicker_->setToolTip(tr("Attention head within the layer"));
@@ -41,6 +50,9 @@ AttentionPanel::AttentionPanel(AttentionMapModel* model, QWidget* parent)
   });
   connect(headPicker_, &QComboBox::currentIndexChanged, this,
           [this](int head) { model_->select(model_->selectedLayer(), head); });
+  connect(log_, &QRadioButton::toggled, this, [this](bool on) {
+    model_->setColourScale(on ? AttentionMapModel::ColourScale::Log : AttentionMapModel::ColourScale::Linear);
+  });
   connect(model_, &AttentionMapModel::mapChanged, this, [this] {
     syncPickers();
     updateCaption();
@@ -49,7 +61,7 @@ AttentionPanel::AttentionPanel(AttentionMapModel* model, QWidget* parent)
   updateCaption();
 }
 
-void AttentionPanel::syncPickers() {
+void SelectionBar::syncPickers() {
   auto sync = [](QComboBox* picker, int count, int current) {
     const QSignalBlocker quiet(picker);  // only the user's choices should reach the model
     if (picker->count() != count) {
@@ -61,16 +73,19 @@ void AttentionPanel::syncPickers() {
   };
   sync(layerPicker_, model_->layerCount(), model_->selectedLayer());
   sync(headPicker_, model_->headCount(model_->selectedLayer()), model_->selectedHead());
+  const QSignalBlocker quiet(log_);
+  (model_->colourScale() == AttentionMapModel::ColourScale::Log ? log_ : linear_)->setChecked(true);
 }
 
-void AttentionPanel::updateCaption() {
+void SelectionBar::updateCaption() {
   if (!model_->hasMap()) {
     caption_->setText(tr("Attention of the probe input"));
     return;
   }
-  caption_->setText(tr("%1 attention after step %2 \u00b7 rows: queries, columns: keys")
+  caption_->setText(tr("%1 attention after step %2 \u00b7 %3 tokens")
                         .arg(model_->variant())
-                        .arg(model_->step()));
+                        .arg(model_->step())
+                        .arg(model_->size()));
 }
 
 }  // namespace attnlab

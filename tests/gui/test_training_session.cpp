@@ -1,0 +1,137 @@
+// The training session's one worker lifecycle, where the panel's requests (save, single step,
+// open and continue) meet the views' (probe edits): a finished run keeps its worker, which saves
+// and traces probes; a stopped run is saved on the calling thread; an opened experiment traces
+// an edited probe, steps with it, saves between steps and trains on to the end.
+#include <QCoreApplication>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "io/checkpoint.h"
+#include "io/config_json.h"
+#include "train/trainer.h"
+#include "training_session.h"
+
+using namespace attnlab;
+using State = TrainingSession::State;
+
+namespace {
+
+// The default preset made small, so a few steps take well under a second.
+ExperimentConfig tinyConfig(int steps) {
+  ExperimentConfig config;
+  if (!loadPreset("default", config).empty()) qFatal("default preset");
+  for (const char* o : {"model.d_model=32", "model.n_layers=2", "model.n_heads=2", "model.d_ff=64", "model.context=24",
+                        "train.batch=4", "train.eval_every=10"})
+    if (!applyOverride(config, o).empty()) qFatal("override %s", o);
+  config.train.steps = steps;
+  return config;
+}
+
+int savedSteps(const QString& dir) {
+  LoadedCheckpoint loaded;
+  return loadCheckpoint(dir.toStdString(), loaded).empty() ? loaded.trainer->stepsDone() : -1;
+}
+
+}  // namespace
+
+class TrainingSessionTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void aFinishedRunSavesAndTracesOnItsWorker() {
+    QTemporaryDir dir;
+    TrainingSession session;
+    std::shared_ptr<const TraceSnapshot> last;
+    connect(&session, &TrainingSession::traced, [&](const auto& trace) { last = trace; });
+    QSignalSpy saved(&session, &TrainingSession::saved);
+    session.start(tinyConfig(6));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 60000);
+    QVERIFY(session.hasExperiment());
+
+    session.save(dir.filePath("finished"));
+    QCOMPARE(saved.count(), 0);  // the worker is alive: it writes, the UI thread does not
+    QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+    QCOMPARE(saved.first().at(1).toInt(), 6);
+    QCOMPARE(saved.first().at(2).toString(), QString());
+    QCOMPARE(savedSteps(dir.filePath("finished")), 6);
+    session.setProbe({2, 3, 4});
+    QTRY_VERIFY_WITH_TIMEOUT(last && last->trace.tokens == (std::vector<int>{2, 3, 4}), 10000);
+    QCOMPARE(last->step, 6);
+
+    session.stop();  // joins the worker; the run stays finished and can still be saved, now at once
+    QCOMPARE(session.state(), State::Finished);
+    session.save(dir.filePath("joined"));
+    QCOMPARE(saved.count(), 2);
+    QCOMPARE(saved.last().at(2).toString(), QString());
+    QCOMPARE(savedSteps(dir.filePath("joined")), 6);
+    session.reset();
+    QVERIFY(!session.hasExperiment());
+    session.save(dir.filePath("nothing"));
+    QVERIFY(!saved.last().at(2).toString().isEmpty());
+  }
+
+  void aStoppedRunIsSavedOnTheCallingThread() {
+    QTemporaryDir dir;
+    TrainingSession session;
+    QSignalSpy saved(&session, &TrainingSession::saved);
+    session.setPauseAtStep(4);
+    session.start(tinyConfig(1000));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Paused, 60000);
+    session.stop();
+    QCOMPARE(session.state(), State::Stopped);
+    session.setProbe({1, 2});  // no worker: ignored, no crash
+    session.save(dir.filePath("stopped"));
+    QCOMPARE(saved.count(), 1);
+    QCOMPARE(saved.first().at(1).toInt(), 4);
+    QCOMPARE(savedSteps(dir.filePath("stopped")), 4);
+  }
+
+  void anOpenedExperimentStepsWithAnEditedProbe() {
+    QTemporaryDir dir;
+    const QString folder = dir.filePath("four");
+    {
+      TrainingSession first;
+      QSignalSpy saved(&first, &TrainingSession::saved);
+      first.setPauseAtStep(4);
+      first.start(tinyConfig(8));
+      QTRY_COMPARE_WITH_TIMEOUT(first.state(), State::Paused, 60000);
+      first.save(folder);
+      QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+    }
+    LoadedCheckpoint loaded;
+    QCOMPARE(QString::fromStdString(loadCheckpoint(folder.toStdString(), loaded)), QString());
+
+    TrainingSession session;
+    std::shared_ptr<const TraceSnapshot> last;
+    connect(&session, &TrainingSession::traced, [&](const auto& trace) { last = trace; });
+    QSignalSpy points(&session, &TrainingSession::lossPointsAdded);
+    QSignalSpy saved(&session, &TrainingSession::saved);
+    session.open(std::move(loaded.trainer));
+    QCOMPARE(session.state(), State::Paused);
+    QTRY_VERIFY_WITH_TIMEOUT(last && last->step == 4 && last->vocabulary, 30000);
+
+    session.setProbe({5, 6, 7});  // paused: traced at once, at the opened step
+    QTRY_VERIFY_WITH_TIMEOUT(last->trace.tokens == (std::vector<int>{5, 6, 7}), 10000);
+    QCOMPARE(last->step, 4);
+    session.step();  // one step, traced with the edited probe, and paused again
+    QTRY_COMPARE_WITH_TIMEOUT(last->step, 5, 30000);
+    QVERIFY(last->trace.tokens == (std::vector<int>{5, 6, 7}));
+    QCOMPARE(session.state(), State::Paused);
+    session.save(dir.filePath("five"));
+    QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+    QCOMPARE(saved.first().at(1).toInt(), 5);
+    QCOMPARE(savedSteps(dir.filePath("five")), 5);
+
+    session.resume();
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(last->step, 8, 10000);
+    // The history: 4 opened steps at once, then steps 5 to 8 as they were trained.
+    int lastStep = 0;
+    for (const QList<QVariant>& args : points)
+      for (const LossPoint& p : args.first().value<std::vector<LossPoint>>()) QCOMPARE(p.step, ++lastStep);
+    QCOMPARE(lastStep, 8);
+  }
+};
+
+QTEST_GUILESS_MAIN(TrainingSessionTest)
+#include "test_training_session.moc"

@@ -1,0 +1,189 @@
+#include "metric_chart_view.h"
+
+#include <QChart>
+#include <QContextMenuEvent>
+#include <QLineSeries>
+#include <QMenu>
+#include <QToolTip>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "loss_history_model.h"
+
+namespace attnlab {
+
+MetricChartView::MetricChartView(const QString& title, const QString& valueTitle, const LossHistoryModel* model,
+                                 SeriesMaker makeSeries, QWidget* parent)
+    : QChartView(parent), model_(model), makeSeries_(std::move(makeSeries)), stepAxis_(new QValueAxis), valueAxis_(new QValueAxis) {
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setMargins(QMargins(2, 2, 2, 2));
+  stepAxis_->setTitleText(tr("step"));
+  stepAxis_->setLabelFormat(QStringLiteral("%d"));
+  valueAxis_->setTitleText(valueTitle);
+  valueAxis_->setLabelFormat(QStringLiteral("%.3g"));
+  chart->addAxis(stepAxis_, Qt::AlignBottom);
+  chart->addAxis(valueAxis_, Qt::AlignLeft);
+  setChart(chart);
+  setRenderHint(QPainter::Antialiasing);
+  setRubberBand(QChartView::RectangleRubberBand);
+  setMouseTracking(true);
+  setMinimumSize(260, 180);
+
+  connect(model_, &LossHistoryModel::rowsInserted, this,
+          [this](const QModelIndex&, int first, int last) { appendRows(first, last); });
+  connect(model_, &LossHistoryModel::modelReset, this, &MetricChartView::reload);
+  reload();
+}
+
+void MetricChartView::setTotalSteps(int steps) {
+  totalSteps_ = steps;
+  updateRanges();
+}
+
+void MetricChartView::setFixedValueRange(double low, double high) {
+  fixedRange_ = true;
+  valueAxis_->setRange(low, high);
+}
+
+void MetricChartView::rebuildSeries(const LossPoint& first) {
+  for (QLineSeries* s : series_) {
+    chart()->removeSeries(s);
+    delete s;
+  }
+  series_.clear();
+  specs_ = makeSeries_(first);
+  for (const MetricSeries& spec : specs_) {
+    auto* s = new QLineSeries;
+    s->setName(spec.name);
+    QPen pen(spec.colour);
+    pen.setWidthF(spec.sparse ? 2.0 : 1.3);
+    s->setPen(pen);
+    s->setPointsVisible(spec.sparse);
+    chart()->addSeries(s);
+    s->attachAxis(stepAxis_);
+    s->attachAxis(valueAxis_);
+    series_.push_back(s);
+  }
+  chart()->legend()->setVisible(specs_.size() > 1);
+}
+
+void MetricChartView::reload() {
+  lowest_ = std::numeric_limits<double>::infinity();
+  highest_ = -std::numeric_limits<double>::infinity();
+  zoomed_ = false;
+  for (QLineSeries* s : series_) s->clear();
+  if (model_->rowCount() > 0) appendRows(0, model_->rowCount() - 1);
+  updateRanges();
+}
+
+void MetricChartView::appendRows(int first, int last) {
+  const auto& points = model_->points();
+  if (first == 0 || series_.empty()) rebuildSeries(points[first]);
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    QList<QPointF> added;
+    for (int row = first; row <= last; ++row) {
+      const double v = specs_[i].value(points[row]);
+      // A diverging run can report non-finite values; the chart shows what is finite.
+      if (!std::isfinite(v)) continue;
+      added.append(QPointF(points[row].step, v));
+      lowest_ = std::min(lowest_, v);
+      highest_ = std::max(highest_, v);
+    }
+    series_[i]->append(added);
+  }
+  updateRanges();
+}
+
+void MetricChartView::updateRanges() {
+  if (zoomed_) return;  // the user's zoom stays until reset
+  // The step axis grows ahead of the data (never past the run's end), so early steps are not
+  // squeezed into the left edge of a long run.
+  const int lastStep = model_->points().empty() ? 0 : model_->points().back().step;
+  int stepLimit = std::max(10, static_cast<int>(std::ceil(lastStep * 1.25)));
+  if (totalSteps_ > 0) stepLimit = std::min(stepLimit, std::max(totalSteps_, lastStep));
+  stepAxis_->setRange(0, stepLimit);
+  stepAxis_->applyNiceNumbers();
+  if (fixedRange_) return;
+  if (lowest_ > highest_) {
+    valueAxis_->setRange(0, 1);
+    return;
+  }
+  const double pad = std::max(0.05 * (highest_ - lowest_), 1e-3 * std::max(std::abs(highest_), 1e-9));
+  valueAxis_->setRange(lowest_ >= 0 ? std::max(0.0, lowest_ - pad) : lowest_ - pad, highest_ + pad);
+  valueAxis_->applyNiceNumbers();
+}
+
+void MetricChartView::resetZoom() {
+  zoomed_ = false;
+  chart()->zoomReset();
+  updateRanges();
+}
+
+QString MetricChartView::valuesNear(double step) const {
+  const auto& points = model_->points();
+  if (points.empty() || specs_.empty()) return {};
+  // Points are in step order: the nearest step with a value, per series.
+  QString text = QString();
+  int shownStep = -1;
+  for (const MetricSeries& spec : specs_) {
+    auto it = std::lower_bound(points.begin(), points.end(), step, [](const LossPoint& p, double s) { return p.step < s; });
+    const LossPoint* best = nullptr;
+    for (auto scan = it; scan != points.end() && scan - it < 64 && !best; ++scan)
+      if (std::isfinite(spec.value(*scan))) best = &*scan;
+    for (auto scan = it; scan != points.begin() && it - scan < 64;) {
+      --scan;
+      if (!std::isfinite(spec.value(*scan))) continue;
+      if (!best || std::abs(scan->step - step) < std::abs(best->step - step)) best = &*scan;
+      break;
+    }
+    if (!best) continue;
+    if (shownStep != best->step) text += tr("%1step %2\n").arg(text.isEmpty() ? QString() : QStringLiteral("\n")).arg(best->step);
+    shownStep = best->step;
+    text += QStringLiteral("%1: %2\n").arg(spec.name).arg(spec.value(*best), 0, 'g', 4);
+  }
+  return text.trimmed();
+}
+
+void MetricChartView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::RightButton) return;  // the context menu, not Qt's zoom-out
+  QChartView::mousePressEvent(event);
+}
+
+void MetricChartView::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() == Qt::RightButton) return;
+  const bool wasDragging = event->button() == Qt::LeftButton;
+  QChartView::mouseReleaseEvent(event);
+  if (wasDragging && chart()->isZoomed()) zoomed_ = true;
+}
+
+void MetricChartView::mouseDoubleClickEvent(QMouseEvent*) { resetZoom(); }
+
+void MetricChartView::mouseMoveEvent(QMouseEvent* event) {
+  QChartView::mouseMoveEvent(event);
+  if (event->buttons() != Qt::NoButton) return;
+  const QPointF inScene = mapToScene(event->position().toPoint());
+  if (!chart()->plotArea().contains(chart()->mapFromScene(inScene))) {
+    QToolTip::hideText();
+    return;
+  }
+  const QPointF value = chart()->mapToValue(chart()->mapFromScene(inScene));
+  const QString text = valuesNear(value.x());
+  if (!text.isEmpty()) QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void MetricChartView::contextMenuEvent(QContextMenuEvent* event) {
+  QMenu menu(this);
+  QAction* reset = menu.addAction(tr("Reset zoom"), this, &MetricChartView::resetZoom);
+  reset->setEnabled(zoomed_);
+  if (extendMenu_) {
+    menu.addSeparator();
+    extendMenu_(&menu);
+  }
+  menu.exec(event->globalPos());
+}
+
+}  // namespace attnlab

@@ -1,0 +1,145 @@
+#include "model_view.h"
+
+#include <QContextMenuEvent>
+#include <QHelpEvent>
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QTextStream>
+#include <QToolTip>
+#include <algorithm>
+
+#include "attention_map_model.h"
+
+namespace attnlab {
+
+namespace {
+
+constexpr int kMargin = 8;
+constexpr int kGap = 8;
+constexpr int kSelectionFrame = 3;
+
+}  // namespace
+
+ModelView::ModelView(AttentionMapModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+ModelView::Geometry ModelView::geometry() const {
+  Geometry g;
+  const int layers = model_->layerCount();
+  for (int l = 0; l < layers; ++l) g.heads = std::max(g.heads, model_->headCount(l));
+  if (layers == 0 || g.heads == 0) return g;
+  const QFontMetrics fm(font());
+  const int left = kMargin + fm.horizontalAdvance(tr("Layer 00")) + kGap;
+  const int top = kMargin + fm.height() + kGap / 2;
+  const int across = (width() - left - kMargin) / g.heads;
+  const int down = (height() - top - kMargin) / layers;
+  g.pitch = std::max(8, std::min(across, down));
+  g.side = g.pitch - kGap;
+  // Centre the grid horizontally.
+  const int spare = std::max(0, width() - left - kMargin - g.pitch * g.heads);
+  g.origin = QPoint(left + spare / 2, top);
+  return g;
+}
+
+QRect ModelView::thumbnailRect(int layer, int head) const {
+  const Geometry g = geometry();
+  if (g.side <= 0 || head < 0 || head >= model_->headCount(layer)) return {};
+  return QRect(g.origin.x() + head * g.pitch, g.origin.y() + layer * g.pitch, g.side, g.side);
+}
+
+std::pair<int, int> ModelView::headAt(const QPoint& point) const {
+  for (int l = 0; l < model_->layerCount(); ++l)
+    for (int h = 0; h < model_->headCount(l); ++h)
+      if (thumbnailRect(l, h).adjusted(-kGap / 2, -kGap / 2, kGap / 2, kGap / 2).contains(point)) return {l, h};
+  return {-1, -1};
+}
+
+void ModelView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), palette().base());
+  const Geometry g = geometry();
+  if (g.side <= 0) {
+    painter.setPen(palette().color(QPalette::PlaceholderText));
+    painter.drawText(rect(), Qt::AlignCenter, tr("No attention maps yet: start training."));
+    return;
+  }
+  const QFontMetrics fm(font());
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRect(kMargin, kMargin, g.origin.x() - kMargin - kGap, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   tr("step %1").arg(model_->step()));
+  for (int h = 0; h < g.heads; ++h)
+    painter.drawText(QRect(g.origin.x() + h * g.pitch, kMargin, g.side, fm.height()), Qt::AlignCenter, tr("Head %1").arg(h + 1));
+  for (int l = 0; l < model_->layerCount(); ++l) {
+    const QRect row(kMargin, g.origin.y() + l * g.pitch, g.origin.x() - kMargin - kGap, g.side);
+    painter.setPen(palette().color(QPalette::Text));
+    painter.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l + 1));
+    for (int h = 0; h < model_->headCount(l); ++h) {
+      const QRect r = thumbnailRect(l, h);
+      painter.drawImage(r, model_->mapImage(l, h));  // unsmoothed: every cell stays one colour
+      painter.setPen(palette().color(QPalette::Mid));
+      painter.drawRect(r.adjusted(0, 0, -1, -1));
+    }
+  }
+  const QRect selected = thumbnailRect(model_->selectedLayer(), model_->selectedHead());
+  if (!selected.isEmpty()) {
+    QPen pen(palette().color(QPalette::Highlight), kSelectionFrame);
+    pen.setJoinStyle(Qt::MiterJoin);
+    painter.setPen(pen);
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(selected.adjusted(-kSelectionFrame + 1, -kSelectionFrame + 1, kSelectionFrame - 2, kSelectionFrame - 2));
+  }
+}
+
+void ModelView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return QWidget::mousePressEvent(event);
+  const auto [layer, head] = headAt(event->position().toPoint());
+  if (layer >= 0) model_->select(layer, head);
+}
+
+bool ModelView::event(QEvent* event) {
+  if (event->type() != QEvent::ToolTip) return QWidget::event(event);
+  const auto* help = static_cast<QHelpEvent*>(event);
+  const auto [layer, head] = headAt(help->pos());
+  if (layer < 0) {
+    QToolTip::hideText();
+    event->ignore();
+    return true;
+  }
+  QToolTip::showText(help->globalPos(),
+                     tr("Layer %1, head %2 (%3)\nlargest weight %4\nClick to show it in the other views")
+                         .arg(layer + 1)
+                         .arg(head + 1)
+                         .arg(QString::fromStdString(model_->snapshot()->trace.layers[layer].variant))
+                         .arg(model_->maxWeight(layer, head), 0, 'g', 3),
+                     this, thumbnailRect(layer, head));
+  return true;
+}
+
+bool ModelView::hasExportData() const { return model_->hasMap(); }
+
+void ModelView::writeCsv(QTextStream& out) const {
+  out << "layer,head,query,key,query_token,key_token,weight,masked\n";
+  for (int l = 0; l < model_->layerCount(); ++l)
+    for (int h = 0; h < model_->headCount(l); ++h) {
+      const HeadTrace& head = *model_->head(l, h);
+      for (int q = 0; q < head.weights.rows(); ++q)
+        for (int k = 0; k < head.weights.cols(); ++k) {
+          const bool masked = q < head.scores.rows() && k < head.scores.cols() && std::isinf(head.scores(q, k));
+          out << l + 1 << ',' << h + 1 << ',' << q << ',' << k << ',' << csvField(model_->tokenLabel(q)) << ','
+              << csvField(model_->tokenLabel(k)) << ',' << QString::number(head.weights(q, k), 'g', 7) << ','
+              << (masked ? 1 : 0) << '\n';
+        }
+    }
+}
+
+void ModelView::contextMenuEvent(QContextMenuEvent* event) {
+  QMenu menu(this);
+  addExportActions(&menu, *this, this);
+  menu.exec(event->globalPos());
+}
+
+}  // namespace attnlab

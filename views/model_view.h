@@ -1,0 +1,46 @@
+#pragma once
+// Every layer x head at once as small heatmaps (rows: layers, columns: heads), live while
+// training, like BertViz's model view. Clicking one selects it in every view.
+#include <QWidget>
+
+#include "view_export.h"
+
+namespace attnlab {
+
+class AttentionMapModel;
+
+class ModelView : public QWidget, public ExportableView {
+  Q_OBJECT
+ public:
+  explicit ModelView(AttentionMapModel* model, QWidget* parent = nullptr);
+
+  // Where the thumbnail of (layer, head) is drawn (empty when it does not exist).
+  QRect thumbnailRect(int layer, int head) const;
+  // The (layer, head) under `point`, or {-1, -1}.
+  std::pair<int, int> headAt(const QPoint& point) const;
+  QSize sizeHint() const override { return {640, 480}; }
+
+  QString exportName() const override { return QStringLiteral("model-view"); }
+  QWidget* exportWidget() override { return this; }
+  bool hasExportData() const override;
+  void writeCsv(QTextStream& out) const override;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  bool event(QEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
+
+ private:
+  struct Geometry {
+    QPoint origin;   // top-left of the first thumbnail
+    int side = 0;    // thumbnail side, pixels
+    int pitch = 0;   // side + gap
+    int heads = 0;
+  };
+  Geometry geometry() const;
+
+  AttentionMapModel* model_;
+};
+
+}  // namespace attnlab

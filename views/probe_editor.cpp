@@ -1,0 +1,93 @@
+#include "probe_editor.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+
+#include "attention_map_model.h"
+
+namespace attnlab {
+
+ProbeEditor::ProbeEditor(const AttentionMapModel* model, QWidget* parent)
+    : QWidget(parent), model_(model), field_(new QLineEdit(this)), draw_(new QPushButton(tr("Draw example"), this)),
+      message_(new QLabel(this)) {
+  field_->setClearButtonEnabled(true);
+  field_->setToolTip(tr("The input whose attention the views show. Type your own: it is traced as you type."));
+  draw_->setToolTip(tr("Replace the probe with a fresh example from the task"));
+  message_->setStyleSheet(QStringLiteral("color: #c0392b;"));
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(new QLabel(tr("Probe"), this));
+  layout->addWidget(field_, 3);
+  layout->addWidget(draw_);
+  layout->addWidget(message_, 2);
+
+  connect(field_, &QLineEdit::textEdited, this, [this](const QString& text) { submit(text); });
+  connect(field_, &QLineEdit::editingFinished, this, [this] {
+    if (message().isEmpty()) edited_ = false;  // follow the traces again
+  });
+  connect(draw_, &QPushButton::clicked, this, [this] {
+    edited_ = false;
+    showMessage({});
+    emit drawRequested();
+  });
+  connect(model_, &AttentionMapModel::mapChanged, this, &ProbeEditor::followTrace);
+  followTrace();
+}
+
+QString ProbeEditor::message() const { return message_->text(); }
+
+void ProbeEditor::showMessage(const QString& text) {
+  message_->setText(text);
+  message_->setToolTip(text);
+}
+
+QString ProbeEditor::submit(const QString& text) {
+  const TraceSnapshot* snapshot = model_->snapshot();
+  if (!snapshot || !snapshot->vocabulary) {
+    showMessage(tr("Start training first: the probe is tokenised with the task's vocabulary."));
+    return message();
+  }
+  edited_ = true;
+  std::vector<int> tokens;
+  std::string error;
+  if (!snapshot->vocabulary->encode(text.toStdString(), tokens, error)) {
+    showMessage(QString::fromStdString(error));
+    return message();
+  }
+  if (tokens.empty()) {
+    showMessage(tr("Type at least one token."));
+    return message();
+  }
+  if (static_cast<int>(tokens.size()) > snapshot->maxProbeLength) {
+    showMessage(tr("%1 tokens: the model's context holds %2.").arg(tokens.size()).arg(snapshot->maxProbeLength));
+    return message();
+  }
+  showMessage({});
+  emit probeEdited(tokens);
+  return {};
+}
+
+void ProbeEditor::followTrace() {
+  const TraceSnapshot* snapshot = model_->snapshot();
+  const bool ready = snapshot && snapshot->vocabulary;
+  field_->setEnabled(ready);
+  draw_->setEnabled(ready);
+  if (!ready) {
+    field_->clear();
+    field_->setPlaceholderText(tr("Start training, then type a probe here or draw one from the task"));
+    showMessage({});
+    edited_ = false;
+    return;
+  }
+  const bool words = snapshot->vocabulary->level() == Vocabulary::Level::Word;
+  field_->setPlaceholderText(words ? tr("tokens of the task's vocabulary, separated by spaces")
+                                   : tr("characters of the corpus"));
+  if (edited_) return;  // never overwrite what the user is typing
+  const QString traced = QString::fromStdString(snapshot->vocabulary->decode(snapshot->trace.tokens));
+  if (traced != field_->text()) field_->setText(traced);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,38 @@
+#pragma once
+// The training charts: loss and validation loss, task accuracy, learning rate, gradient norm per
+// layer and attention entropy per layer, all against the step. Each chart zooms on its own.
+#include <QWidget>
+#include <vector>
+
+#include "view_export.h"
+
+namespace attnlab {
+
+class LossHistoryModel;
+class MetricChartView;
+
+class TrainingView : public QWidget, public ExportableView {
+  Q_OBJECT
+ public:
+  explicit TrainingView(const LossHistoryModel* model, QWidget* parent = nullptr);
+
+  void setTotalSteps(int steps);
+  const std::vector<MetricChartView*>& charts() const { return charts_; }
+
+  QString exportName() const override { return QStringLiteral("training"); }
+  QWidget* exportWidget() override { return this; }
+  bool hasExportData() const override;
+  void writeCsv(QTextStream& out) const override;
+
+ protected:
+  void contextMenuEvent(QContextMenuEvent* event) override;
+
+ private:
+  const LossHistoryModel* model_;
+  std::vector<MetricChartView*> charts_;
+};
+
+// A distinct colour for layer `layer` of `count` (also used for heads in the head view).
+QColor seriesColour(int index, int count);
+
+}  // namespace attnlab
