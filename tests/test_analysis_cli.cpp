@@ -2,31 +2,7 @@
 // the layer/head selection, the snapshot series, and one-line errors for bad input.
 #include <QtTest>
 
-namespace {
-
-struct Run {
-  int exitCode = -1;
-  QByteArray out, err;
-};
-
-QString cliPath() { return QCoreApplication::applicationDirPath() + "/attnlab-cli"; }
-
-Run runCli(const QStringList& arguments) {
-  QProcess process;
-  process.start(cliPath(), arguments);
-  Run run;
-  if (!process.waitForFinished(5 * 60 * 1000) || process.exitStatus() != QProcess::NormalExit) {
-    process.kill();
-    run.err = "attnlab-cli crashed or timed out: " + process.readAllStandardError();
-    return run;
-  }
-  run.exitCode = process.exitCode();
-  run.out = process.readAllStandardOutput();
-  run.err = process.readAllStandardError();
-  return run;
-}
-
-}  // namespace
+#include "cli_support.h"
 
 class TestAnalysisCli : public QObject {
   Q_OBJECT

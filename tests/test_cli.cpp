@@ -3,30 +3,9 @@
 #include <QtTest>
 #include <cmath>
 
+#include "cli_support.h"
+
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QByteArray out;
-  QByteArray err;
-};
-
-QString cliPath() { return QCoreApplication::applicationDirPath() + "/attnlab-cli"; }
-
-Run runCli(const QStringList& arguments) {
-  QProcess process;
-  process.start(cliPath(), arguments);
-  Run run;
-  if (!process.waitForFinished(10 * 60 * 1000) || process.exitStatus() != QProcess::NormalExit) {
-    process.kill();
-    run.err = "attnlab-cli crashed or timed out: " + process.readAllStandardError();
-    return run;
-  }
-  run.exitCode = process.exitCode();
-  run.out = process.readAllStandardOutput();
-  run.err = process.readAllStandardError();
-  return run;
-}
 
 QJsonObject parseObject(const QByteArray& text) {
   QJsonParseError error;

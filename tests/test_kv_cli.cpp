@@ -2,29 +2,7 @@
 // (occupancy and bytes), their bad input, and a tiny live-cache study writing its report folder.
 #include <QtTest>
 
-namespace {
-
-struct Run {
-  int exitCode = -1;
-  QByteArray out, err;
-};
-
-Run runCli(const QStringList& arguments) {
-  QProcess process;
-  process.start(QCoreApplication::applicationDirPath() + "/attnlab-cli", arguments);
-  Run run;
-  if (!process.waitForFinished(10 * 60 * 1000) || process.exitStatus() != QProcess::NormalExit) {
-    process.kill();
-    run.err = "attnlab-cli crashed or timed out: " + process.readAllStandardError();
-    return run;
-  }
-  run.exitCode = process.exitCode();
-  run.out = process.readAllStandardOutput();
-  run.err = process.readAllStandardError();
-  return run;
-}
-
-}  // namespace
+#include "cli_support.h"
 
 class TestKvCli : public QObject {
   Q_OBJECT
