@@ -5,7 +5,10 @@
 #include <memory>
 #include <vector>
 
+#include "data/task.h"
 #include "data/vocabulary.h"
+#include "model/config.h"
+#include "model/model.h"
 #include "model/trace.h"
 
 namespace attnlab {
@@ -36,6 +39,26 @@ struct ProgressSnapshot {
   double seconds_left = kNotMeasured;
 };
 
+// What every model snapshot of one run shares, made once when the run's worker starts.
+struct RunData {
+  ExperimentConfig config;
+  std::shared_ptr<const Vocabulary> vocabulary;
+  int sequenceLength = 0;         // tokens per training/validation sequence
+  bool hasAnswers = false;        // the task scores exact answers (accuracy), else loss only
+  std::vector<Batch> evalBatches;  // a fixed validation sample (analysis/analysis.h validationBatches)
+};
+
+// The model as it was after `step` steps: an independent copy of the weights that views and
+// analyses may read on any thread (the trainer goes on with its own), with `headGains` already set
+// on it, so whatever runs it sees the ablation. Analyses that must change gains themselves make
+// their own copy (copyModel, which drops gains) and apply `headGains` to it first.
+struct ModelSnapshot {
+  int step = 0;
+  std::shared_ptr<const Model> model;
+  std::shared_ptr<const RunData> run;
+  std::vector<std::vector<float>> headGains;  // the live ablation the views show; empty: none
+};
+
 // The probe's trace after `step` optimiser steps.
 struct TraceSnapshot {
   int step = 0;
@@ -43,6 +66,8 @@ struct TraceSnapshot {
   // The task's vocabulary (shared by every snapshot of a run), so the probe editor can tokenise text.
   std::shared_ptr<const Vocabulary> vocabulary;
   int maxProbeLength = 0;  // the model's context
+  // The model the trace came from (its head gains applied to the trace too).
+  std::shared_ptr<const ModelSnapshot> model;
   // Hook for the KV-cache policies: [layer][head] row-major [query * T + key], true where the
   // policy has evicted that key for that query. Empty (nothing evicted) for a plain forward.
   std::vector<std::vector<std::vector<bool>>> evicted;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 
+#include "analysis/analysis.h"
 #include "io/checkpoint.h"
 #include "train/trainer.h"
 
@@ -36,6 +37,10 @@ void yieldToTheUi() {
   if (errno == 0) setpriority(PRIO_PROCESS, self, std::min(19, now + kWorkerNicenessAboveUi));
 #endif
 }
+
+// The fixed validation sample every model snapshot of a run carries for the analyses.
+constexpr int kSnapshotEvalBatches = 4;
+constexpr uint64_t kSnapshotEvalSeed = 1;
 
 // Stream of the "draw a fresh example" probes, apart from the trainer's fixed probe.
 constexpr uint64_t kProbeDrawStream = 0x5bd1e9955bd1e995ull;
@@ -70,6 +75,8 @@ struct TrainingSession::WorkerProbe {
   std::vector<int> tokens;
   Rng draws;
   std::shared_ptr<const Vocabulary> vocabulary;
+  std::shared_ptr<const RunData> run;
+  std::vector<std::vector<float>> headGains;  // applied to traces and snapshots, never to training
   int tracedStep = -1;  // the step of the last published trace, -1 none since the probe changed
 };
 
@@ -180,6 +187,16 @@ void TrainingSession::setProbe(std::vector<int> tokens) {
 
 void TrainingSession::drawProbe() { requestProbe({}); }
 
+void TrainingSession::setHeadGains(std::vector<std::vector<float>> gains) {
+  headGains_ = gains;
+  {
+    std::lock_guard lock(mutex_);
+    gainsRequest_ = std::move(gains);
+    probeRequested_ = true;
+  }
+  wake_.notify_all();
+}
+
 void TrainingSession::requestProbe(ProbeRequest request) {
   {
     std::lock_guard lock(mutex_);
@@ -283,8 +300,18 @@ void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
   yieldToTheUi();
   try {
     if (config) trainer_ = std::make_unique<Trainer>(*config);
-    WorkerProbe probe{trainer_->probeTokens(), Rng(trainer_->config().train.seed ^ kProbeDrawStream),
-                      std::make_shared<const Vocabulary>(trainer_->task().vocabulary())};
+    auto vocabulary = std::make_shared<const Vocabulary>(trainer_->task().vocabulary());
+    auto run = std::make_shared<RunData>();
+    run->config = trainer_->config();
+    run->vocabulary = vocabulary;
+    run->sequenceLength = trainer_->sequenceLength();
+    run->hasAnswers = trainer_->task().hasAnswers();
+    run->evalBatches = validationBatches(*trainer_, kSnapshotEvalBatches, kSnapshotEvalSeed);
+    WorkerProbe probe{trainer_->probeTokens(), Rng(trainer_->config().train.seed ^ kProbeDrawStream), vocabulary, run, {}};
+    {
+      std::lock_guard lock(mutex_);
+      if (gainsRequest_) probe.headGains = *gainsRequest_;  // gains set before the run started
+    }
     trainUntilDoneOrStopped(*trainer_, probe);
     if (!trainer_->finished()) return finishWorker(State::Stopped);
     publishEnd(State::Finished);
@@ -400,12 +427,25 @@ bool TrainingSession::takeGrantedStep() {
 bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& probe) {
   if (!probeRequested_) return false;
   std::optional<ProbeRequest> request;
+  std::optional<std::vector<std::vector<float>>> gains;
   {
     std::lock_guard lock(mutex_);
     std::swap(request, probeRequest_);
+    std::swap(gains, gainsRequest_);
     probeRequested_ = false;
   }
-  if (!request) return false;
+  const ModelConfig& shape = trainer.config().model;
+  const auto fits = [&shape](const std::vector<std::vector<float>>& g) {
+    if (g.empty()) return true;
+    if (static_cast<int>(g.size()) != shape.n_layers) return false;
+    return std::all_of(g.begin(), g.end(), [&shape](const std::vector<float>& layer) { return static_cast<int>(layer.size()) == shape.n_heads; });
+  };
+  const bool gainsChanged = gains && fits(*gains) && *gains != probe.headGains;
+  if (gainsChanged) {
+    probe.headGains = std::move(*gains);
+    probe.tracedStep = -1;
+  }
+  if (!request) return gainsChanged;
   const ExperimentConfig& config = trainer.config();
   if (request->tokens.empty()) {
     probe.tokens = trainer.task().probe(trainer.task().sequenceLength(config.model.context), probe.draws);
@@ -413,7 +453,7 @@ bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& prob
     // The UI encoded with this run's vocabulary; ids from an older run are refused, not traced.
     const int vocab = probe.vocabulary->size();
     for (int id : request->tokens)
-      if (id < 0 || id >= vocab) return false;
+      if (id < 0 || id >= vocab) return gainsChanged;
     probe.tokens = std::move(request->tokens);
     if (static_cast<int>(probe.tokens.size()) > config.model.context) probe.tokens.resize(config.model.context);
   }
@@ -439,9 +479,18 @@ bool TrainingSession::waitWhilePaused() {
 }
 
 void TrainingSession::publishTrace(const Trainer& trainer, WorkerProbe& probe) {
+  // The trace comes from a copy of the weights, which the views keep as the model snapshot.
+  std::shared_ptr<Model> copy = copyModel(trainer.model());
+  if (!probe.headGains.empty()) copy->setHeadGains(probe.headGains);
+  auto model = std::make_shared<ModelSnapshot>();
+  model->step = trainer.stepsDone();
+  model->run = probe.run;
+  model->headGains = probe.headGains;
   auto snapshot = std::make_shared<TraceSnapshot>();
   snapshot->step = trainer.stepsDone();
-  snapshot->trace = trainer.trace(probe.tokens);
+  snapshot->trace = traceModel(*copy, *probe.vocabulary, probe.tokens);
+  model->model = std::move(copy);
+  snapshot->model = std::move(model);
   snapshot->vocabulary = probe.vocabulary;
   snapshot->maxProbeLength = trainer.config().model.context;
   probe.tracedStep = snapshot->step;

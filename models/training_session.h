@@ -65,6 +65,11 @@ class TrainingSession : public QObject {
   // at once when paused or finished; a newer request replaces one not yet taken.
   void setProbe(std::vector<int> tokens);
   void drawProbe();
+  // Switches heads off (or scales them) in what the views show, not in training: gains[layer][head],
+  // 0 ablates a head; empty restores every head. The worker retraces the probe with them, and
+  // every published ModelSnapshot carries them. Gains shaped unlike the model are ignored.
+  void setHeadGains(std::vector<std::vector<float>> gains);
+  const std::vector<std::vector<float>>& headGains() const { return headGains_; }
 
   // True when there is an experiment save() can write (training, paused, or ended with a model).
   bool hasExperiment() const;
@@ -121,7 +126,7 @@ class TrainingSession : public QObject {
   void serveRequests(const Trainer& trainer, WorkerProbe& probe);       // saves, then a probe edit
   void saveRequested(const Trainer* trainer);
   bool takeGrantedStep();
-  bool takeProbeRequest(const Trainer& trainer, WorkerProbe& probe);  // true when the probe changed
+  bool takeProbeRequest(const Trainer& trainer, WorkerProbe& probe);  // true when the probe or gains changed
   void finishWorker(std::optional<State> how, const QString& error = {});
   void publishTrace(const Trainer& trainer, WorkerProbe& probe);
   void publishStep(const LossPoint& point, const ProgressSnapshot& progress);
@@ -153,6 +158,8 @@ class TrainingSession : public QObject {
   std::atomic<bool> notificationQueued_{false};
   std::atomic<bool> probeRequested_{false};
   std::optional<ProbeRequest> probeRequest_;  // guarded by mutex_
+  std::optional<std::vector<std::vector<float>>> gainsRequest_;  // guarded by mutex_
+  std::vector<std::vector<float>> headGains_;  // UI thread: the gains last asked for
   int stepsGranted_ = 0;                      // guarded by mutex_: single steps asked for while paused
   std::vector<SaveRequest> saveRequests_;     // guarded by mutex_
   bool workerDone_ = false;                   // guarded by mutex_: the worker takes no more requests

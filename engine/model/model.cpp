@@ -255,4 +255,12 @@ size_t Model::activationBytes(int B, int T) const {
   return 4 * (perBlock * c.n_layers + tokens * (c.d_model * 2 + c.vocab * 2));
 }
 
+std::unique_ptr<Model> copyModel(const Model& model) {
+  auto copy = std::make_unique<Model>(model.config(), 0);
+  const auto& from = model.params().all();
+  auto& to = copy->params().all();
+  for (size_t i = 0; i < from.size(); ++i) to[i]->value = from[i]->value;  // same config, same order and shapes
+  return copy;
+}
+
 }  // namespace attnlab

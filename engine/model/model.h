@@ -67,6 +67,10 @@ class Model {
   std::unique_ptr<Parts> parts_;
 };
 
+// An independent model with the same config and parameter values (gradients zero, head gains off):
+// what a trainer hands to views and analyses so they can work on it while training goes on.
+std::unique_ptr<Model> copyModel(const Model& model);
+
 std::unique_ptr<Workspace> makeWorkspace();
 // Logits [B*T, vocab] of the last forward on `ws`.
 const Mat& workspaceLogits(const Workspace& ws);

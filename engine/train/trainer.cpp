@@ -185,16 +185,20 @@ EvalResult Trainer::evaluate(int batches) {
   return r;
 }
 
-Trace Trainer::trace(const std::vector<int>& tokens) const {
-  useThreads(config_.train.threads);
+Trace traceModel(const Model& model, const Vocabulary& vocabulary, const std::vector<int>& tokens) {
   Trace trace;
   if (tokens.empty()) return trace;
-  const int T = std::min<int>(tokens.size(), config_.model.context);
+  const int T = std::min<int>(tokens.size(), model.config().context);
   auto ws = makeWorkspace();
   std::vector<int> targets(T, -1);
-  model_->forward(*ws, tokens.data(), targets.data(), 1, T, &trace);
-  for (int t = 0; t < T; ++t) trace.labels.push_back(task_->vocabulary().token(tokens[t]));
+  model.forward(*ws, tokens.data(), targets.data(), 1, T, &trace);
+  for (int t = 0; t < T; ++t) trace.labels.push_back(vocabulary.token(tokens[t]));
   return trace;
+}
+
+Trace Trainer::trace(const std::vector<int>& tokens) const {
+  useThreads(config_.train.threads);
+  return traceModel(*model_, task_->vocabulary(), tokens);
 }
 
 std::vector<int> Trainer::probeTokens() const {

@@ -50,6 +50,9 @@ struct EvalResult {
 // task.seq_len when that is set and shorter.
 int trainingSequenceLength(const ExperimentConfig& config, const Task& task);
 
+// The probe trace of `tokens` (at most the model's context) with each position's token text.
+Trace traceModel(const Model& model, const Vocabulary& vocabulary, const std::vector<int>& tokens);
+
 class Trainer {
  public:
   // Throws ConfigError with a clear message when the configuration is invalid.

@@ -9,6 +9,7 @@
 
 #include "io/checkpoint.h"
 #include "io/config_json.h"
+#include "model/workspace.h"
 #include "train/trainer.h"
 #include "training_session.h"
 
@@ -130,6 +131,46 @@ class TrainingSessionTest : public QObject {
     for (const QList<QVariant>& args : points)
       for (const LossPoint& p : args.first().value<std::vector<LossPoint>>()) QCOMPARE(p.step, ++lastStep);
     QCOMPARE(lastStep, 8);
+  }
+
+  // Each trace carries an independent copy of the weights it came from, and the head gains the
+  // views asked for: switching off layer 0's heads leaves layer 0's maps as they were (gains scale
+  // head outputs) and changes layer 1's, whose input changed; the snapshot's model runs gated.
+  void tracesCarryTheModelAndTheViewsHeadGains() {
+    TrainingSession session;
+    std::shared_ptr<const TraceSnapshot> last;
+    connect(&session, &TrainingSession::traced, [&](const auto& trace) { last = trace; });
+    session.start(tinyConfig(5));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(last && last->step == 5, 10000);
+    const std::shared_ptr<const TraceSnapshot> plainTrace = last;
+    const std::shared_ptr<const ModelSnapshot> plain = last->model;
+    QVERIFY(plain && plain->model && plain->run);
+    QCOMPARE(plain->step, 5);
+    QVERIFY(plain->headGains.empty());
+    QCOMPARE(plain->run->config.model.n_layers, 2);
+    QCOMPARE(static_cast<int>(plain->run->evalBatches.size()), 4);
+
+    const std::vector<std::vector<float>> gains{{0.0f, 0.0f}, {1.0f, 1.0f}};
+    session.setHeadGains(gains);
+    QTRY_VERIFY_WITH_TIMEOUT(last->model != plain, 10000);
+    QCOMPARE(last->model->headGains, gains);
+    QCOMPARE(last->step, 5);
+    const Batch& batch = plain->run->evalBatches.front();
+    const auto lossOf = [&batch](const Model& model) {
+      auto ws = makeWorkspace();
+      return model.forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+    };
+    auto ablated = copyModel(*plain->model);
+    ablated->setHeadGains(gains);
+    QCOMPARE(lossOf(*last->model->model), lossOf(*ablated));
+    QVERIFY(lossOf(*ablated) != lossOf(*plain->model));
+    QVERIFY(last->trace.layers[0].heads[0].weights == plainTrace->trace.layers[0].heads[0].weights);
+    QVERIFY(!last->trace.layers[1].heads[0].weights.isApprox(plainTrace->trace.layers[1].heads[0].weights, 1e-6f));
+
+    session.setHeadGains({{0.0f}});  // shaped unlike the model: ignored, no crash
+    session.setHeadGains({});
+    QTRY_VERIFY_WITH_TIMEOUT(last->model->headGains.empty(), 10000);
   }
 };
 

@@ -1,0 +1,70 @@
+#include "background_job.h"
+
+#include <QCoreApplication>
+#include <QMetaObject>
+#include <QThread>
+#include <exception>
+
+namespace attnlab {
+
+BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent) {
+  pool_.setMaxThreadCount(1);
+  pool_.setThreadPriority(QThread::LowPriority);  // the UI thread keeps first call on a core
+}
+
+BackgroundJob::~BackgroundJob() {
+  ++generation_;
+  waiting_ = nullptr;
+  pool_.waitForDone();
+}
+
+void BackgroundJob::submit(Work work) {
+  ++generation_;
+  waiting_ = std::move(work);
+  if (!busy_) emit busyChanged(busy_ = true);
+  if (!running_) startNext();
+}
+
+void BackgroundJob::cancel() {
+  ++generation_;
+  waiting_ = nullptr;
+  if (!running_ && busy_) emit busyChanged(busy_ = false);
+}
+
+void BackgroundJob::waitForIdle() {
+  while (busy_) {
+    pool_.waitForDone();
+    QCoreApplication::sendPostedEvents(this);  // deliveries queued to this object
+  }
+}
+
+void BackgroundJob::startNext() {
+  Work work = std::move(waiting_);
+  waiting_ = nullptr;
+  running_ = true;
+  const quint64 generation = generation_;
+  pool_.start([this, work = std::move(work), generation] {
+    Delivery delivery;
+    QString error;
+    try {
+      delivery = work();
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    } catch (...) {
+      error = tr("the computation failed with an unknown error");
+    }
+    // Back on the UI thread (the event is dropped if this object is gone by then).
+    QMetaObject::invokeMethod(this, [this, delivery = std::move(delivery), error, generation] {
+      running_ = false;
+      const bool latest = generation == generation_;
+      if (latest) {
+        if (!error.isEmpty()) emit failed(error);
+        else if (delivery) delivery();
+      }
+      if (waiting_) return startNext();
+      if (busy_) emit busyChanged(busy_ = false);
+    }, Qt::QueuedConnection);
+  });
+}
+
+}  // namespace attnlab

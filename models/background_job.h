@@ -1,0 +1,47 @@
+#pragma once
+// Runs a view's engine computation (an analysis, a cached generation) off the UI thread and hands
+// the result back on it. Jobs run one at a time on the job's own worker thread, at lower priority
+// than the UI; "latest wins": submitting while a job runs replaces any job still waiting, and
+// cancel() or a newer submit() drops the delivery of a result that is no longer wanted.
+//
+//   job->submit([snapshot] {                          // worker thread: compute from immutable input
+//     auto result = std::make_shared<const Spectra>(computeSpectra(*snapshot));
+//     return [this, result] { showSpectra(result); };  // UI thread: only if still the latest job
+//   });
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+#include <functional>
+
+namespace attnlab {
+
+class BackgroundJob : public QObject {
+  Q_OBJECT
+ public:
+  using Delivery = std::function<void()>;
+  using Work = std::function<Delivery()>;
+
+  explicit BackgroundJob(QObject* parent = nullptr);
+  ~BackgroundJob() override;  // waits for a running job; its result is dropped
+
+  void submit(Work work);
+  void cancel();            // drops the waiting job and the running one's delivery
+  bool busy() const { return busy_; }
+  void waitForIdle();       // for tests and shutdown: blocks until no job runs or waits
+
+ signals:
+  void busyChanged(bool busy);
+  // The latest job threw: its message (std::exception::what(), or a generic line).
+  void failed(const QString& message);
+
+ private:
+  void startNext();  // UI thread
+
+  QThreadPool pool_;  // one thread: jobs of one view never overlap
+  Work waiting_;
+  bool running_ = false;
+  bool busy_ = false;
+  quint64 generation_ = 0;  // bumped by submit() and cancel(); deliveries of older jobs are dropped
+};
+
+}  // namespace attnlab
