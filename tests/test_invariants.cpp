@@ -126,6 +126,24 @@ class TestInvariants : public QObject {
     }
     QVERIFY(a.params().find("tok_emb.weight")->value != other.params().find("tok_emb.weight")->value);
   }
+
+  // copyModel: the same function (bit-equal logits) in independent storage, head gains off.
+  void aCopyComputesTheSameAndOwnsItsWeights() {
+    ModelConfig c = smallConfig("rope");
+    c.attention = {"softmax", "sigmoid"};
+    Model original(c, 7);
+    original.setHeadGains({{1, 0, 1, 1}, {1, 1, 1, 1}});
+    const std::unique_ptr<Model> copy = copyModel(original);
+    original.setHeadGains({});
+    const std::vector<int> tokens{1, 4, 2, 8, 5, 7, 3};
+    const std::vector<int> targets(tokens.size(), -1);
+    auto wa = makeWorkspace(), wb = makeWorkspace();
+    original.forward(*wa, tokens.data(), targets.data(), 1, static_cast<int>(tokens.size()));
+    copy->forward(*wb, tokens.data(), targets.data(), 1, static_cast<int>(tokens.size()));
+    QVERIFY(workspaceLogits(*wa) == workspaceLogits(*wb));
+    original.params().find("tok_emb.weight")->value.setZero();
+    QVERIFY(!copy->params().find("tok_emb.weight")->value.isZero());
+  }
 };
 
 QTEST_APPLESS_MAIN(TestInvariants)

@@ -61,6 +61,11 @@ class Model {
   size_t activationBytes(int B, int T) const;
 
  private:
+  struct Uninitialised {};
+  Model(const ModelConfig& config, Uninitialised);  // parameters allocated, values zero
+  void initialise(uint64_t seed);
+  friend std::unique_ptr<Model> copyModel(const Model& model);
+
   ModelConfig config_;
   ParamStore params_;
   struct Parts;
