@@ -44,6 +44,7 @@ constexpr int kCaptureSettleMs = 150;
 const QString kGeometryKey = QStringLiteral("window/geometry");
 const QString kStateKey = QStringLiteral("window/state");
 const QString kLastExperimentKey = QStringLiteral("experiment/last");
+const QString kLogScaleKey = QStringLiteral("view/logColourScale");
 
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
@@ -282,6 +283,7 @@ void MainWindow::buildViewMenus() {
   connect(logScale, &QAction::toggled, attention_, [this](bool on) {
     attention_->setColourScale(on ? AttentionMapModel::ColourScale::Log : AttentionMapModel::ColourScale::Linear);
   });
+
   connect(attention_, &AttentionMapModel::mapChanged, logScale, [this, logScale] {
     logScale->setChecked(attention_->colourScale() == AttentionMapModel::ColourScale::Log);
   });
@@ -441,6 +443,7 @@ void MainWindow::restoreLayout() {
   QSettings settings;
   restoreGeometry(settings.value(kGeometryKey).toByteArray());
   restoreState(settings.value(kStateKey).toByteArray());
+  if (settings.value(kLogScaleKey, false).toBool()) attention_->setColourScale(AttentionMapModel::ColourScale::Log);
   persistLayout_ = true;
 }
 
@@ -460,6 +463,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     QSettings settings;
     settings.setValue(kGeometryKey, saveGeometry());
     settings.setValue(kStateKey, saveState());
+    settings.setValue(kLogScaleKey, attention_->colourScale() == AttentionMapModel::ColourScale::Log);
   }
   session_->reset();  // joins the worker before the window goes
   event->accept();

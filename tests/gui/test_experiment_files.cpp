@@ -323,6 +323,7 @@ class ExperimentFilesTest : public QObject {
       window.show();
       window.resize(1234, 777);
       QVERIFY(window.applyExperiment(induction));
+      window.attentionMap().setColourScale(AttentionMapModel::ColourScale::Log);
       QVERIFY(window.close());
     }
     MainWindow again(tinyConfig(), "default");
@@ -331,6 +332,7 @@ class ExperimentFilesTest : public QObject {
     QCOMPARE(again.config().name, std::string("Induction heads"));
     QCOMPARE(again.experimentPanel().appliedConfig().name, std::string("Induction heads"));
     QCOMPARE(again.size(), QSize(1234, 777));
+    QCOMPARE(again.attentionMap().colourScale(), AttentionMapModel::ColourScale::Log);
   }
 };
 
