@@ -3,12 +3,11 @@
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "core/random.h"
-#include "model/model.h"
-#include "model/workspace.h"
+#include "model_support.h"
 
 namespace attnlab::testing {
 
@@ -29,11 +28,32 @@ inline GradCheckCase randomCase(const ModelConfig& c, int B, int T, uint64_t see
   return k;
 }
 
-// Perturbs every parameter to random values of a healthy scale so no gradient is trivially zero.
-inline void randomiseParams(Model& model, uint64_t seed, float stddev = 0.4f) {
-  Rng rng(seed);
-  for (auto& p : model.params().all())
-    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] += rng.normal(0.f, stddev);
+inline std::vector<float> randomVector(size_t n, Rng& rng, float lo, float hi) {
+  std::vector<float> x(n);
+  for (float& v : x) v = lo + static_cast<float>(rng.uniform()) * (hi - lo);
+  return x;
+}
+
+// Relative error sqrt(sum (numeric - analytic)^2 / sum (numeric^2 + analytic^2)) between `analytic`
+// and differences of `loss` in each entry of x: central, or one-sided upwards where x is 0 and
+// `oneSidedAtZero` (a presence cannot go negative). An all-zero gradient gives 1: nothing was checked.
+inline double relativeError(std::vector<float>& x, const std::vector<float>& analytic, const std::function<double()>& loss,
+                            bool oneSidedAtZero = false) {
+  const float eps = 1e-3f;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float saved = x[i];
+    const bool oneSided = oneSidedAtZero && saved == 0.0f;
+    x[i] = saved + eps;
+    const double up = loss();
+    x[i] = oneSided ? saved : saved - eps;
+    const double down = loss();
+    x[i] = saved;
+    const double numeric = (up - down) / (oneSided ? eps : 2 * eps);
+    diff += (numeric - analytic[i]) * (numeric - analytic[i]);
+    norm += numeric * numeric + analytic[i] * analytic[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : 1.0;
 }
 
 // Compares the analytic gradient of each tensor with central differences over (at most

@@ -14,6 +14,8 @@
 using namespace attnlab;
 
 namespace {
+using testing::randomVector;
+using testing::relativeError;
 ModelConfig small(const std::string& positional) {
   ModelConfig c;
   c.vocab = 7;
@@ -36,33 +38,6 @@ void run(const ModelConfig& c, const std::string& label) {
 
 void addPositionalColumn() {
   QTest::addColumn<QString>("positional");
-}
-
-std::vector<float> randomVector(size_t n, Rng& rng, float lo, float hi) {
-  std::vector<float> x(n);
-  for (float& v : x) v = lo + static_cast<float>(rng.uniform()) * (hi - lo);
-  return x;
-}
-
-// Relative error between `analytic` and differences of `loss` in each entry of x: central, or
-// one-sided upwards where x is 0 and `oneSidedAtZero` (a presence cannot go negative).
-double relativeError(std::vector<float>& x, const std::vector<float>& analytic, const std::function<double()>& loss,
-                     bool oneSidedAtZero) {
-  const float eps = 1e-3f;
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float saved = x[i];
-    const bool oneSided = oneSidedAtZero && saved == 0.0f;
-    x[i] = saved + eps;
-    const double up = loss();
-    x[i] = oneSided ? saved : saved - eps;
-    const double down = loss();
-    x[i] = saved;
-    const double numeric = (up - down) / (oneSided ? eps : 2 * eps);
-    diff += (numeric - analytic[i]) * (numeric - analytic[i]);
-    norm += numeric * numeric + analytic[i] * analytic[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : 1.0;  // an all-zero gradient fails: nothing was checked
 }
 }  // namespace
 

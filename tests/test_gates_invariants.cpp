@@ -4,7 +4,7 @@
 // and head-wise output gating as element-wise gating with a constant gate per head.
 #include <QtTest>
 
-#include "trace_support.h"
+#include "model_support.h"
 
 #include <cmath>
 #include <cstring>
@@ -21,18 +21,7 @@
 using namespace attnlab;
 
 namespace {
-ModelConfig smallConfig(const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 11;
-  c.d_model = 16;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.d_ff = 32;
-  c.context = 12;
-  c.positional = positional;
-  return c;
-}
-
+using testing::smallConfig;
 using testing::traceOf;
 
 const std::vector<int> kProbe = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1};
@@ -100,7 +89,7 @@ class TestGatesInvariants : public QObject {
   // ---- A9 projection sharing ------------------------------------------------------------------
 
   void parameterNamesFollowSharing() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope", 11);
     c.n_kv_heads = 2;
     const int dh = c.headDim(), d = c.d_model;
     const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
@@ -135,7 +124,7 @@ class TestGatesInvariants : public QObject {
     QFETCH(QString, sharing);
     QFETCH(QString, positional);
     QFETCH(int, kvHeads);
-    ModelConfig c = smallConfig(positional.toStdString());
+    ModelConfig c = smallConfig("softmax", positional.toStdString(), 11);
     c.projection_sharing = sharing.toStdString();
     c.n_kv_heads = kvHeads;
     Model model(c, 3);
@@ -161,7 +150,7 @@ class TestGatesInvariants : public QObject {
 
   // Q-K=V and Q=K=V: without rotation or gate on values, values are the keys bit for bit.
   void keyValueSharingGivesEqualKeysAndValues() {
-    ModelConfig c = smallConfig("learned");
+    ModelConfig c = smallConfig("softmax", "learned", 11);
     for (const char* sharing : {"q_k=v", "q=k=v"}) {
       c.projection_sharing = sharing;
       const Trace trace = traceOf(Model(c, 5), kProbe);
@@ -184,7 +173,7 @@ class TestGatesInvariants : public QObject {
   void groupedHeadsShareKeysAndValues() {
     QFETCH(int, kvHeads);
     QFETCH(QString, sharing);
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope", 11);
     c.n_kv_heads = kvHeads;
     c.projection_sharing = sharing.toStdString();
     const Trace trace = traceOf(Model(c, 9), kProbe);
@@ -204,7 +193,7 @@ class TestGatesInvariants : public QObject {
   }
 
   void kvCacheBytesPerToken() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope", 11);
     c.d_model = 128;
     c.n_heads = 8;
     const size_t standard = 2 /*K, V*/ * 8 /*heads*/ * 16 /*d_head*/ * 4 /*bytes*/ * 2 /*layers*/;
@@ -240,7 +229,7 @@ class TestGatesInvariants : public QObject {
   void oattentionNullInsertion() {
     QFETCH(QString, positional);
     QFETCH(bool, gates);
-    ModelConfig c = smallConfig(positional.toStdString());
+    ModelConfig c = smallConfig("softmax", positional.toStdString(), 11);
     c.attention = {"oattention"};
     c.attention_settings["presence_tau"] = 0.5;
     c.n_kv_heads = 2;
@@ -280,7 +269,7 @@ class TestGatesInvariants : public QObject {
 
   // A zero receiver outputs exactly 0; rows whose sources are all absent output 0, not NaN.
   void oattentionZeroReceiverAndEmptySupport() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope", 11);
     c.attention = {"oattention"};
     c.output_gate = "headwise";
     const LayerRig rig(c);
@@ -307,7 +296,7 @@ class TestGatesInvariants : public QObject {
 
   // Presence and gates are in the trace.
   void traceShowsPresenceAndGates() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope", 11);
     c.attention = {"oattention", "softmax"};
     c.retention_gate = true;
     c.output_gate = "elementwise";
@@ -329,7 +318,7 @@ class TestGatesInvariants : public QObject {
   void retentionSparsityLowersMeanGate() {
     auto meanGateAfterTraining = [](double lambda) {
       ExperimentConfig e;
-      e.model = smallConfig("rope");
+      e.model = smallConfig("softmax", "rope", 11);
       e.model.vocab = 0;  // the task's
       e.model.retention_gate = true;
       e.model.retention_sparsity = lambda;
@@ -358,7 +347,7 @@ class TestGatesInvariants : public QObject {
   void validationLossExcludesSparsityTerm() {
     auto untrainedValidationLoss = [](double lambda) {
       ExperimentConfig e;
-      e.model = smallConfig("rope");
+      e.model = smallConfig("softmax", "rope", 11);
       e.model.vocab = 0;
       e.model.retention_gate = true;
       e.model.retention_sparsity = lambda;
@@ -372,7 +361,7 @@ class TestGatesInvariants : public QObject {
   }
 
   void headwiseGateEqualsElementwiseWithConstantGatePerHead() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope", 11);
     c.output_gate = "headwise";
     Model headwise(c, 6);
     c.output_gate = "elementwise";
@@ -406,7 +395,7 @@ class TestGatesInvariants : public QObject {
   }
 
   void valueGateBoundsValues() {
-    ModelConfig c = smallConfig("rope");  // rope turns q and k only: values stay as gated
+    ModelConfig c = smallConfig("softmax", "rope", 11);  // rope turns q and k only: values stay as gated
     c.value_gate = true;
     const Trace trace = traceOf(Model(c, 4), kProbe);
     for (const LayerTrace& layer : trace.layers)

@@ -1,7 +1,7 @@
 // Exact invariants of softmax attention and the positional encodings.
 #include <QtTest>
 
-#include "trace_support.h"
+#include "model_support.h"
 
 #include <cmath>
 
@@ -14,18 +14,7 @@
 using namespace attnlab;
 
 namespace {
-ModelConfig smallConfig(const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 9;
-  c.d_model = 16;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.d_ff = 32;
-  c.context = 12;
-  c.positional = positional;
-  return c;
-}
-
+using testing::smallConfig;
 using testing::traceOf;
 }  // namespace
 
@@ -39,7 +28,7 @@ class TestInvariants : public QObject {
   }
   void softmaxRowsSumToOneOverVisibleKeys() {
     QFETCH(QString, positional);
-    const ModelConfig c = smallConfig(positional.toStdString());
+    const ModelConfig c = smallConfig("softmax", positional.toStdString());
     Model model(c, 3);
     const Trace trace = traceOf(model, {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1});
     QCOMPARE(static_cast<int>(trace.layers.size()), c.n_layers);
@@ -66,7 +55,7 @@ class TestInvariants : public QObject {
 
   // RoPE makes q.k depend on i - j only: shifting every position by the same offset keeps all scores.
   void ropeScoresAreShiftInvariant() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope");
     ParamStore params;
     auto rope = PositionalRegistry::instance().create("rope");
     QVERIFY(rope);
@@ -98,7 +87,7 @@ class TestInvariants : public QObject {
     // m_h = 2^(-8h/H), h = 1..H: for 8 heads 1/2, 1/4, ..., 1/256.
     for (int h = 0; h < 8; ++h) QCOMPARE(alibiSlope(h, 8), std::pow(2.0, -(h + 1)));
     for (int h = 0; h < 4; ++h) QCOMPARE(alibiSlope(h, 4), std::pow(2.0, -2.0 * (h + 1)));
-    ModelConfig c = smallConfig("alibi");
+    ModelConfig c = smallConfig("softmax", "alibi");
     ParamStore params;
     for (const char* name : {"alibi", "alibi_log"}) {
       auto pe = PositionalRegistry::instance().create(name);
@@ -119,7 +108,7 @@ class TestInvariants : public QObject {
   }
 
   void deterministicForSeed() {
-    const ModelConfig c = smallConfig("rope");
+    const ModelConfig c = smallConfig("softmax", "rope");
     Model a(c, 42), b(c, 42), other(c, 43);
     for (size_t i = 0; i < a.params().all().size(); ++i) {
       QVERIFY(a.params().all()[i]->value == b.params().all()[i]->value);
@@ -129,7 +118,7 @@ class TestInvariants : public QObject {
 
   // copyModel: the same function (bit-equal logits) in independent storage, head gains off.
   void aCopyComputesTheSameAndOwnsItsWeights() {
-    ModelConfig c = smallConfig("rope");
+    ModelConfig c = smallConfig("softmax", "rope");
     c.attention = {"softmax", "sigmoid"};
     Model original(c, 7);
     original.setHeadGains({{1, 0, 1, 1}, {1, 1, 1, 1}});

@@ -3,6 +3,8 @@
 // heads and every gate. Window attention also after the cache evicted what its mask hides.
 #include <QtTest>
 
+#include "model_support.h"
+
 #include <cmath>
 
 #include "core/random.h"
@@ -13,31 +15,10 @@
 using namespace attnlab;
 
 namespace {
+using testing::smallConfig;
+using testing::randomisedModel;
 
 const std::vector<int> kTokens = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1, 4, 4};
-
-ModelConfig smallConfig(const std::string& attention, const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 9;
-  c.d_model = 16;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.d_ff = 32;
-  c.context = 16;
-  c.attention = {attention};
-  c.positional = positional;
-  return c;
-}
-
-// Every parameter perturbed, so that maps and gates are far from uniform.
-std::unique_ptr<Model> randomisedModel(const ModelConfig& c) {
-  auto model = std::make_unique<Model>(c, 3);
-  Rng rng(17);
-  for (auto& p : model->params().all())
-    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] += rng.normal(0.f, 0.3f);
-  return model;
-}
-
 Mat fullLogits(const Model& model, const std::vector<int>& tokens) {
   auto ws = makeWorkspace();
   const std::vector<int> targets(tokens.size(), -1);
@@ -88,7 +69,7 @@ class TestKvDecode : public QObject {
     QFETCH(QString, attention);
     QFETCH(QString, positional);
     QFETCH(QString, option);
-    ModelConfig c = smallConfig(attention.toStdString(), positional.toStdString());
+    ModelConfig c = smallConfig(attention.toStdString(), positional.toStdString(), 9, 16);
     c.attention_settings["window"] = 5;
     for (const QString& opt : option.split(',', Qt::SkipEmptyParts)) {
       if (opt == "retention") c.retention_gate = true;
@@ -117,7 +98,7 @@ class TestKvDecode : public QObject {
   // a budget of w - 1 holds exactly what a window of w shows the next query: the window's mask
   // already hides what the policy evicts, and decoding stays exact after the first eviction.
   void windowAttentionAfterEviction() {
-    ModelConfig c = smallConfig("window", "rope");
+    ModelConfig c = smallConfig("window", "rope", 9, 16);
     c.attention_settings["window"] = 5;
     const auto model = randomisedModel(c);
     const auto decoder = decoderOf(*model, "window", "4");
@@ -129,7 +110,7 @@ class TestKvDecode : public QObject {
   }
 
   void momentumSaysItCannotDecode() {
-    const auto model = randomisedModel(smallConfig("momentum", "rope"));
+    const auto model = randomisedModel(smallConfig("momentum", "rope", 9, 16));
     try {
       decoderOf(*model);
       QFAIL("expected an error");
@@ -143,7 +124,7 @@ class TestKvDecode : public QObject {
   // which for the last query of a window-evicted cache is window attention of the same width.
   void positionsSurviveEviction() {
     for (const char* pos : {"rope", "alibi"}) {
-      ModelConfig dense = smallConfig("softmax", pos);
+      ModelConfig dense = smallConfig("softmax", pos, 9, 16);
       ModelConfig windowed = dense;
       windowed.attention = {"window"};
       windowed.attention_settings["window"] = 6;

@@ -4,6 +4,8 @@
 // gate and, with it, what hard eviction keeps.
 #include <QtTest>
 
+#include "model_support.h"
+
 #include <cstring>
 
 #include "core/random.h"
@@ -15,29 +17,10 @@
 using namespace attnlab;
 
 namespace {
+using testing::smallConfig;
+using testing::randomisedModel;
 
 const std::vector<int> kTokens = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1};
-
-ModelConfig smallConfig() {
-  ModelConfig c;
-  c.vocab = 9;
-  c.d_model = 16;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.d_ff = 32;
-  c.context = 16;
-  c.positional = "rope";
-  return c;
-}
-
-std::unique_ptr<Model> randomisedModel(const ModelConfig& c) {
-  auto model = std::make_unique<Model>(c, 3);
-  Rng rng(17);
-  for (auto& p : model->params().all())
-    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] += rng.normal(0.f, 0.3f);
-  return model;
-}
-
 Decoder decoderOf(const Model& model, const std::string& policy, const std::string& budget = "", const Settings& settings = {}) {
   Budget b;
   if (!budget.empty()) parseBudget(budget, "head", b);
@@ -72,7 +55,7 @@ class TestKvGate : public QObject {
     QFETCH(QString, sharing);
     QFETCH(int, kvHeads);
     QFETCH(int, tensors);
-    ModelConfig c = smallConfig();
+    ModelConfig c = smallConfig("softmax", "rope", 9, 16);
     c.projection_sharing = sharing.toStdString();
     c.n_kv_heads = kvHeads;
     const auto model = randomisedModel(c);
@@ -92,7 +75,7 @@ class TestKvGate : public QObject {
 
   // linear layers keep a constant state instead: no entries, fixed bytes
   void linearLayersHoldAState() {
-    ModelConfig c = smallConfig();
+    ModelConfig c = smallConfig("softmax", "rope", 9, 16);
     c.attention = {"linear", "softmax"};
     const auto model = randomisedModel(c);
     Decoder full = decoderOf(*model, "full");
@@ -105,7 +88,7 @@ class TestKvGate : public QObject {
   }
 
   void thresholdZeroIsTheDenseModel() {
-    ModelConfig c = smallConfig();
+    ModelConfig c = smallConfig("softmax", "rope", 9, 16);
     c.retention_gate = true;
     for (const char* attention : {"softmax", "sigmoid"}) {
       c.attention = {attention};
@@ -140,7 +123,7 @@ class TestKvGate : public QObject {
   void sparsityPressureLowersTheGate() {
     auto run = [](double lambda, double& meanGate) {
       ExperimentConfig e;
-      e.model = smallConfig();
+      e.model = smallConfig("softmax", "rope", 9, 16);
       e.model.vocab = 0;
       e.model.retention_gate = true;
       e.model.retention_sparsity = lambda;

@@ -16,6 +16,8 @@
 using namespace attnlab;
 
 namespace {
+using testing::randomVector;
+using testing::relativeError;
 ModelConfig small(std::vector<std::string> attention, const std::string& positional) {
   ModelConfig c;
   c.vocab = 7;
@@ -33,31 +35,6 @@ void run(const ModelConfig& c, const std::string& label) {
   Model model(c, 7);
   testing::randomiseParams(model, 11);
   testing::checkGradients(model, testing::randomCase(c, 2, 6, 3), label);
-}
-
-std::vector<float> randomVector(size_t n, Rng& rng, float lo, float hi) {
-  std::vector<float> x(n);
-  for (float& v : x) v = lo + static_cast<float>(rng.uniform()) * (hi - lo);
-  return x;
-}
-
-// Relative error sqrt(sum (numeric - analytic)^2 / sum (numeric^2 + analytic^2)) between the analytic
-// gradient of L = sum(o * R) with respect to `x` and central differences.
-double relativeError(std::vector<float>& x, const std::vector<float>& analytic, const std::function<double()>& loss) {
-  const float eps = 1e-3f;
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float saved = x[i];
-    x[i] = saved + eps;
-    const double up = loss();
-    x[i] = saved - eps;
-    const double down = loss();
-    x[i] = saved;
-    const double numeric = (up - down) / (2 * eps);
-    diff += (numeric - analytic[i]) * (numeric - analytic[i]);
-    norm += numeric * numeric + analytic[i] * analytic[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : 1.0;  // an all-zero gradient fails: nothing was checked
 }
 }  // namespace
 

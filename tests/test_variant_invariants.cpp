@@ -2,7 +2,7 @@
 // emulated score precision (ALiBi's far weights underflow to exactly zero in fp16).
 #include <QtTest>
 
-#include "trace_support.h"
+#include "model_support.h"
 
 #include <omp.h>
 
@@ -20,31 +20,11 @@
 using namespace attnlab;
 
 namespace {
-ModelConfig smallConfig(const std::string& attention, const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 9;
-  c.d_model = 16;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.d_ff = 32;
-  c.context = 12;
-  c.attention = {attention};
-  c.positional = positional;
-  return c;
-}
-
-const std::vector<int> kTokens = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1};
-
+using testing::smallConfig;
+using testing::randomisedModel;
 using testing::traceOf;
 
-// A model with every parameter perturbed, so that maps are far from uniform.
-std::unique_ptr<Model> randomisedModel(const ModelConfig& c) {
-  auto model = std::make_unique<Model>(c, 3);
-  Rng rng(17);
-  for (auto& p : model->params().all())
-    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] += rng.normal(0.f, 0.5f);
-  return model;
-}
+const std::vector<int> kTokens = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6, 2, 1};
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
@@ -81,7 +61,7 @@ class TestVariantInvariants : public QObject {
 
   // a_ij = sigmoid(s_ij - log(i + 1)) on its own: row sums are whatever the sigmoids add up to, not 1.
   void sigmoidRowsAreNotRenormalised() {
-    const Trace trace = traceOf(*randomisedModel(smallConfig("sigmoid", "alibi")), kTokens);
+    const Trace trace = traceOf(*randomisedModel(smallConfig("sigmoid", "alibi"), 0.5f), kTokens);
     int rowsAwayFromOne = 0, rows = 0;
     for (const LayerTrace& layer : trace.layers)
       for (const HeadTrace& head : layer.heads) {
@@ -120,7 +100,7 @@ class TestVariantInvariants : public QObject {
   void windowWeightsAreExactlyZeroOutsideTheWindow() {
     ModelConfig c = smallConfig("window", "rope");
     c.attention_settings["window"] = 3;
-    const Trace trace = traceOf(*randomisedModel(c), kTokens);
+    const Trace trace = traceOf(*randomisedModel(c, 0.5f), kTokens);
     for (const LayerTrace& layer : trace.layers)
       for (const HeadTrace& head : layer.heads) {
         const int T = static_cast<int>(head.weights.rows());
@@ -188,12 +168,12 @@ class TestVariantInvariants : public QObject {
   // gamma = 0 makes the high-pass filter the identity: every logit equals softmax's to the bit.
   void momentumWithGammaZeroIsSoftmax() {
     ModelConfig c = smallConfig("softmax", "rope");
-    const Trace reference = traceOf(*randomisedModel(c), kTokens);
+    const Trace reference = traceOf(*randomisedModel(c, 0.5f), kTokens);
     c.attention = {"momentum"};
     c.attention_settings["momentum_gamma"] = 0;
-    QVERIFY(traceOf(*randomisedModel(c), kTokens).logits == reference.logits);
+    QVERIFY(traceOf(*randomisedModel(c, 0.5f), kTokens).logits == reference.logits);
     c.attention_settings["momentum_gamma"] = 0.5;
-    const Trace filtered = traceOf(*randomisedModel(c), kTokens);
+    const Trace filtered = traceOf(*randomisedModel(c, 0.5f), kTokens);
     QVERIFY(filtered.logits != reference.logits);
     // The first token has no velocity: its row of scores (one visible key) matches softmax's.
     QVERIFY(filtered.layers[0].heads[0].scores(0, 0) == reference.layers[0].heads[0].scores(0, 0));
