@@ -1,5 +1,7 @@
 #include "background_job.h"
 
+#include "worker_priority.h"
+
 #include <QCoreApplication>
 #include <QMetaObject>
 #include <QThread>
@@ -9,7 +11,6 @@ namespace attnlab {
 
 BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent) {
   pool_.setMaxThreadCount(1);
-  pool_.setThreadPriority(QThread::LowPriority);  // the UI thread keeps first call on a core
 }
 
 BackgroundJob::~BackgroundJob() {
@@ -19,7 +20,6 @@ BackgroundJob::~BackgroundJob() {
 }
 
 void BackgroundJob::submit(Work work) {
-  ++generation_;
   waiting_ = std::move(work);
   if (!busy_) emit busyChanged(busy_ = true);
   if (!running_) startNext();
@@ -44,6 +44,7 @@ void BackgroundJob::startNext() {
   running_ = true;
   const quint64 generation = generation_;
   pool_.start([this, work = std::move(work), generation] {
+    runBelowTheUi();
     Delivery delivery;
     QString error;
     try {

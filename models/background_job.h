@@ -1,8 +1,10 @@
 #pragma once
 // Runs a view's engine computation (an analysis, a cached generation) off the UI thread and hands
-// the result back on it. Jobs run one at a time on the job's own worker thread, at lower priority
-// than the UI; "latest wins": submitting while a job runs replaces any job still waiting, and
-// cancel() or a newer submit() drops the delivery of a result that is no longer wanted.
+// the result back on it. Jobs run one at a time on the job's own worker thread, nicer than the UI
+// (worker_priority.h). "Latest wins": a submit() replaces the job still waiting, if any, so a slow
+// job is followed by the newest request only. A running job's result is still delivered when it
+// is done (it is newer than what is on screen, and a steady stream of requests must not starve
+// the view); cancel() drops it, for when the input it came from is gone (a new experiment).
 //
 //   job->submit([snapshot] {                          // worker thread: compute from immutable input
 //     auto result = std::make_shared<const Spectra>(computeSpectra(*snapshot));
@@ -41,7 +43,7 @@ class BackgroundJob : public QObject {
   Work waiting_;
   bool running_ = false;
   bool busy_ = false;
-  quint64 generation_ = 0;  // bumped by submit() and cancel(); deliveries of older jobs are dropped
+  quint64 generation_ = 0;  // bumped by cancel(); deliveries of jobs started before are dropped
 };
 
 }  // namespace attnlab

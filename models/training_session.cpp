@@ -9,12 +9,7 @@
 #include "io/checkpoint.h"
 #include "train/trainer.h"
 
-#ifdef __linux__
-#include <sys/resource.h>
-
-#include <cerrno>
-#include <unistd.h>
-#endif
+#include "worker_priority.h"
 
 namespace attnlab {
 
@@ -25,19 +20,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
 // Weight of the newest step in the smoothed rates (an exponential moving average).
 constexpr double kRateSmoothing = 0.1;
-// Training threads run this much nicer than the UI thread, so painting and input never wait for
-// a core while training keeps every core busy (the OpenMP threads the worker starts inherit it).
-constexpr int kWorkerNicenessAboveUi = 10;
-
-void yieldToTheUi() {
-#ifdef __linux__
-  const auto self = static_cast<id_t>(gettid());
-  errno = 0;
-  const int now = getpriority(PRIO_PROCESS, self);  // the UI thread's niceness, inherited
-  if (errno == 0) setpriority(PRIO_PROCESS, self, std::min(19, now + kWorkerNicenessAboveUi));
-#endif
-}
-
 // The fixed validation sample every model snapshot of a run carries for the analyses.
 constexpr int kSnapshotEvalBatches = 4;
 constexpr uint64_t kSnapshotEvalSeed = 1;
@@ -297,7 +279,7 @@ void TrainingSession::setState(State state) {
 // ---- worker thread ---------------------------------------------------------------------------
 
 void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
-  yieldToTheUi();
+  runBelowTheUi();
   try {
     if (config) trainer_ = std::make_unique<Trainer>(*config);
     auto vocabulary = std::make_shared<const Vocabulary>(trainer_->task().vocabulary());
