@@ -2,7 +2,10 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QElapsedTimer>
 #include <QPalette>
+#include <QTimer>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -10,6 +13,13 @@
 #include "background_job.h"
 #include "data/task.h"
 #include "training_session.h"
+
+#ifdef __linux__
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <unistd.h>
+#endif
 
 namespace attnlab {
 
@@ -37,9 +47,9 @@ const ColumnInfo kColumns[HeadTableModel::ColumnCount] = {
     {"Prev-token", "Mass on the previous token a_i,i-1, on repeated random sequences [t0, r, r]."},
     {"Induction", "On [t0, r, r]: mass a_i,i-n+1 on the token after the earlier copy of the current one (1 = a perfect induction head)."},
     {"Eff. rank", "Effective rank exp(H(\u03c3/\u03a3\u03c3)) of the map's singular values: 1 = every query reads the same keys, T = all different."},
-    {"Ablation \u0394loss",
-     "Validation loss with this head switched off minus with it on (the other heads as shown). For a head that is off: the loss it would recover when switched on."},
-    {"|\u2202L/\u2202g|", "Gradient importance: |dL/dg_h| for the head's output gain g_h at the gains shown, |.| per batch, averaged (Michel et al. 2019)."},
+    {"Ablation",
+     "Validation loss increase: loss with this head switched off minus with it on (the other heads as shown). For a head that is off: the loss it would recover when switched on."},
+    {"Gradient", "Gradient importance: |dL/dg_h| for the head's output gain g_h at the gains shown, |.| per batch, averaged (Michel et al. 2019)."},
     {"On", "Untick to switch the head off (ablate it) in every view; training is not affected."},
 };
 
@@ -54,6 +64,17 @@ double field(const MapDiagnostics& d, int column) {
     case HeadTableModel::EffectiveRank: return d.effective_rank;
   }
   return kNotMeasured;
+}
+
+// Like the training threads, the computations run nicer than the UI thread (OpenMP threads they
+// start inherit it), so neither painting nor training waits for a table nobody may be reading yet.
+constexpr int kNicenessAboveUi = 10;
+void runBelowTheUi() {
+#ifdef __linux__
+  errno = 0;
+  const int ui = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));  // the main thread's id is the process id
+  if (errno == 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), std::min(19, ui + kNicenessAboveUi));
+#endif
 }
 
 bool anyOffIn(const HeadGains& gains) {
@@ -90,11 +111,17 @@ HeadTableModel::HeadTableModel(AttentionMapModel* attention, TrainingSession* se
   }
   // The newest snapshot waits while a computation runs (a newer submit would drop that result).
   connect(diagnosticsJob_, &BackgroundJob::busyChanged, this, [this](bool busy) {
-    if (!busy && diagnosticsPending_) submitDiagnostics();
+    if (!busy) schedule();
   });
   connect(importanceJob_, &BackgroundJob::busyChanged, this, [this](bool busy) {
-    if (!busy && importanceWanted()) submitImportance();
+    if (!busy) schedule();
   });
+  clock_.start();
+  for (Pace* pace : {&diagnosticsPace_, &importancePace_}) {
+    pace->retry = new QTimer(this);
+    pace->retry->setSingleShot(true);
+    connect(pace->retry, &QTimer::timeout, this, &HeadTableModel::schedule);
+  }
   if (session_) connect(session_, &TrainingSession::cleared, this, &HeadTableModel::refreshRows);
   resetShape();
   snapshotArrived();
@@ -168,16 +195,30 @@ void HeadTableModel::snapshotArrived() {
   if (!trace || !trace->model || trace->model == latest_) return;
   latest_ = trace->model;
   diagnosticsPending_ = true;
-  if (!active_) return;
-  if (!diagnosticsJob_->busy()) submitDiagnostics();
-  if (!importanceJob_->busy() && importanceWanted()) submitImportance();
+  schedule();
 }
 
 void HeadTableModel::setActive(bool active) {
   active_ = active;
+  schedule();
+}
+
+void HeadTableModel::schedule() {
   if (!active_ || !latest_) return;
-  if (diagnosticsPending_ && !diagnosticsJob_->busy()) submitDiagnostics();
-  if (!importanceJob_->busy() && importanceWanted()) submitImportance();
+  if (diagnosticsPending_ && !diagnosticsJob_->busy() && paced(diagnosticsPace_)) submitDiagnostics();
+  if (importanceWanted() && !importanceJob_->busy() && paced(importancePace_)) submitImportance();
+}
+
+bool HeadTableModel::paced(Pace& pace) {
+  const qint64 wait = pace.readyAt - clock_.elapsed();
+  if (wait <= 0) return true;
+  if (!pace.retry->isActive()) pace.retry->start(int(wait));
+  return false;
+}
+
+void HeadTableModel::ran(Pace& pace, qint64 tookMs) {
+  const bool training = session_ && session_->state() == TrainingSession::State::Running;
+  pace.readyAt = clock_.elapsed() + (training ? kRestWhileTraining * tookMs : 0);
 }
 
 bool HeadTableModel::busy() const { return diagnosticsJob_->busy() || importanceJob_->busy(); }
@@ -200,6 +241,9 @@ void HeadTableModel::submitDiagnostics() {
   if (!snapshot || !snapshot->model || !snapshot->run) return;
   std::shared_ptr<ProbeCache> cache = probeCache_;
   diagnosticsJob_->submit([this, snapshot, cache]() -> BackgroundJob::Delivery {
+    runBelowTheUi();
+    QElapsedTimer took;
+    took.start();
     const RunData& run = *snapshot->run;
     if (cache->run != snapshot->run) {
       std::string error;
@@ -209,7 +253,8 @@ void HeadTableModel::submitDiagnostics() {
       cache->run = snapshot->run;
     }
     auto result = cache->probe->measure(*snapshot->model);
-    return [this, result = std::move(result), step = snapshot->step] {
+    return [this, result = std::move(result), step = snapshot->step, ms = took.elapsed()] {
+      ran(diagnosticsPace_, ms);
       if (int(result.size()) != layers_ || (layers_ > 0 && int(result[0].size()) != heads_)) return;
       diagnostics_ = result;
       diagnosticsStep_ = step;
@@ -223,11 +268,15 @@ void HeadTableModel::submitImportance() {
   importanceRequestedStep_ = snapshot->step;
   importanceGains_ = snapshot->headGains;
   importanceJob_->submit([this, snapshot]() -> BackgroundJob::Delivery {
+    runBelowTheUi();
+    QElapsedTimer took;
+    took.start();
     // A private copy: importance switches heads on and off, which the shared snapshot must never see.
     const std::unique_ptr<Model> copy = copyModel(*snapshot->model);
     auto result = std::make_shared<const LiveHeadImportance>(
         liveHeadImportance(*copy, snapshot->run->evalBatches, snapshot->run->hasAnswers, snapshot->headGains, kDropOrderSeed));
-    return [this, result, step = snapshot->step] {
+    return [this, result, step = snapshot->step, ms = took.elapsed()] {
+      ran(importancePace_, ms);
       if (int(result->heads.size()) != layers_ * heads_) return;
       importance_ = result;
       importanceStep_ = step;
@@ -257,6 +306,27 @@ QVariant HeadTableModel::number(int row, int column) const {
   return {};
 }
 
+// A shade that grows with the value, so strong heads stand out while scanning: the pattern scores
+// (0..1) in blue, the ablation importance (relative to the table's largest) in orange.
+QVariant HeadTableModel::tint(int row, int column) const {
+  const QVariant v = number(row, column);
+  if (!v.isValid()) return {};
+  double share = 0;
+  QColor colour(66, 133, 244);
+  if (column == Sink || column == PreviousToken || column == Induction) {
+    share = v.toDouble();
+  } else if (column == Ablation) {
+    double top = 0;
+    for (const HeadImportance& hi : importance_->heads) top = std::max(top, hi.ablation);
+    share = top > 0 ? v.toDouble() / top : 0;
+    colour = QColor(240, 130, 30);
+  } else {
+    return {};
+  }
+  colour.setAlpha(static_cast<int>(std::clamp(share, 0.0, 1.0) * 140));
+  return QBrush(colour);
+}
+
 QVariant HeadTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
   const int row = index.row(), column = index.column();
@@ -278,6 +348,8 @@ QVariant HeadTableModel::data(const QModelIndex& index, int role) const {
       return column == Variant || column == On ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ForegroundRole:
       return on ? QVariant() : QVariant(QBrush(QColor(150, 150, 150)));
+    case Qt::BackgroundRole:
+      return on ? tint(row, column) : QVariant();
     case Qt::ToolTipRole:
       return on ? QVariant(tr("Layer %1, head %2").arg(layerOf(row) + 1).arg(headOf(row) + 1))
                 : QVariant(tr("Layer %1, head %2 is switched off in every view").arg(layerOf(row) + 1).arg(headOf(row) + 1));

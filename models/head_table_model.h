@@ -10,12 +10,15 @@
 // Switching a head off or on goes through TrainingSession::setHeadGains, so the probe is retraced
 // and every view (this one included, with the next snapshot) shows the ablated model.
 #include <QAbstractTableModel>
+#include <QElapsedTimer>
 #include <memory>
 #include <vector>
 
 #include "analysis/live_head_importance.h"
 #include "analysis/map_diagnostics.h"
 #include "snapshots.h"
+
+class QTimer;
 
 namespace attnlab {
 
@@ -35,6 +38,9 @@ class HeadTableModel : public QAbstractTableModel {
   static constexpr int kProbeBatch = 8;
   static constexpr uint64_t kProbeSeed = 7;
   static constexpr uint64_t kDropOrderSeed = 11;  // the random head-drop order
+  // While training runs, each computation rests this many times as long as it took before the next
+  // (so it takes at most a quarter of a core from training); otherwise it runs as soon as asked.
+  static constexpr int kRestWhileTraining = 3;
 
   HeadTableModel(AttentionMapModel* attention, TrainingSession* session, QObject* parent = nullptr);
   ~HeadTableModel() override;
@@ -76,13 +82,21 @@ class HeadTableModel : public QAbstractTableModel {
 
  private:
   struct ProbeCache;  // the diagnostics probe of the current run (touched only on the diagnostics job's thread)
+  struct Pace {
+    QTimer* retry = nullptr;  // fires when the computation may run again
+    qint64 readyAt = 0;       // ms on clock_
+  };
 
   void snapshotArrived();
   void resetShape();
+  void schedule();  // submits what is wanted when its job is free and its pace allows
+  bool paced(Pace& pace);  // true when it may run now; else arms the retry
+  void ran(Pace& pace, qint64 tookMs);
   void submitDiagnostics();
   void submitImportance();
   bool importanceWanted() const;
   QVariant number(int row, int column) const;
+  QVariant tint(int row, int column) const;
   void refreshRows();  // on/off (and the greyed text of heads that are off) changed
 
   AttentionMapModel* attention_;
@@ -91,6 +105,8 @@ class HeadTableModel : public QAbstractTableModel {
   BackgroundJob* importanceJob_;
   std::shared_ptr<ProbeCache> probeCache_;
   bool active_ = true;
+  QElapsedTimer clock_;
+  Pace diagnosticsPace_, importancePace_;
 
   int layers_ = 0, heads_ = 0;
   std::vector<QString> variants_;  // per layer

@@ -3,6 +3,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QContextMenuEvent>
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -103,23 +104,22 @@ HeadTableView::HeadTableView(AttentionMapModel* attention, TrainingSession* sess
   auto* top = new QHBoxLayout;
   top->addWidget(status_, 1);
   top->addWidget(allOn_);
-  auto* splitter = new QSplitter(Qt::Vertical, this);
-  splitter->addWidget(table_);
-  splitter->addWidget(chart_);
-  splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 2);
-  splitter->setChildrenCollapsible(false);
+  splitter_ = new QSplitter(Qt::Vertical, this);
+  splitter_->addWidget(table_);
+  splitter_->addWidget(chart_);
+  splitter_->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
   layout->addWidget(explain);
   layout->addLayout(top);
-  layout->addWidget(splitter, 1);
+  layout->addWidget(splitter_, 1);
 
   connect(attention_, &AttentionMapModel::mapChanged, this, &HeadTableView::followSelection);
   connect(model_, &QAbstractItemModel::modelReset, this, &HeadTableView::followSelection);
   connect(model_, &HeadTableModel::curvesChanged, this, &HeadTableView::redrawCurves);
   connect(model_, &QAbstractItemModel::dataChanged, this, &HeadTableView::updateStatus);
   connect(model_, &QAbstractItemModel::modelReset, this, &HeadTableView::updateStatus);
+  connect(model_, &QAbstractItemModel::modelReset, this, &HeadTableView::fitTableHeight);
   connect(model_, &HeadTableModel::busyChanged, this, &HeadTableView::updateStatus);
   connect(model_, &HeadTableModel::failed, this, [this](const QString& message) { status_->setText(message); });
   model_->setActive(false);  // computes only while shown
@@ -131,6 +131,23 @@ HeadTableView::HeadTableView(AttentionMapModel* attention, TrainingSession* sess
 void HeadTableView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   model_->setActive(true);
+  fitTableHeight();
+}
+
+void HeadTableView::settle() {
+  model_->waitForIdle();
+  QCoreApplication::processEvents();
+}
+
+void HeadTableView::fitTableHeight() {
+  const int rows = model_->rowCount();
+  const int total = splitter_->height();
+  if (rows == fittedRows_ || !isVisible() || total <= 0) return;
+  const int wanted = table_->horizontalHeader()->height() + rows * table_->verticalHeader()->defaultSectionSize() +
+                     2 * table_->frameWidth() + 6;
+  const int tableHeight = std::min(std::max(wanted, total / 4), total * 3 / 5);
+  splitter_->setSizes({tableHeight, total - tableHeight});
+  fittedRows_ = rows;
 }
 
 void HeadTableView::hideEvent(QHideEvent* event) {
@@ -160,10 +177,11 @@ void HeadTableView::redrawCurves() {
   const bool accuracy = model_->hasAnswers();
   auto* x = static_cast<QValueAxis*>(chart->axes(Qt::Horizontal).constFirst());
   auto* y = static_cast<QValueAxis*>(chart->axes(Qt::Vertical).constFirst());
-  y->setTitleText(accuracy ? tr("accuracy on answer tokens") : tr("validation loss (nats)"));
+  y->setTitleText(accuracy ? tr("accuracy") : tr("validation loss"));
   const int offHeads = importance ? model_->rowCount() - int(importance->curves.front().removed.size()) : 0;
-  chart->setTitle(offHeads > 0 ? tr("Head-drop curves, from the model as shown (%1 head(s) already off)").arg(offHeads)
-                               : tr("Head-drop curves: the task metric as heads are switched off one by one"));
+  const QString metric = accuracy ? tr("accuracy on the answer tokens") : tr("validation loss (nats)");
+  chart->setTitle(offHeads > 0 ? tr("Head-drop curves: %1 as more heads are switched off (%2 already off)").arg(metric).arg(offHeads)
+                               : tr("Head-drop curves: %1 as heads are switched off one by one").arg(metric));
   double top = 0;
   int most = 1;
   const auto series = chart->series();
@@ -185,9 +203,11 @@ void HeadTableView::redrawCurves() {
   x->setTickCount(std::min(most, 16) + 1);
   if (accuracy) {
     y->setRange(0, 1);
+    y->setTickCount(6);
     y->setLabelFormat(QStringLiteral("%.1f"));
   } else {
     y->setRange(0, top > 0 ? top * 1.1 : 1);
+    y->setLabelFormat(QStringLiteral("%.2f"));
     y->applyNiceNumbers();
   }
   updateStatus();

@@ -11,6 +11,7 @@ class QChartView;
 class QLabel;
 class QPushButton;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTableView;
 
 namespace attnlab {
@@ -27,6 +28,8 @@ class HeadTableView : public QWidget, public ExportableView {
   HeadTableModel* tableModel() const { return model_; }
   QTableView* table() const { return table_; }
   QChartView* chartView() const { return chart_; }
+  // Blocks until the numbers being computed are in and drawn: for screenshots and exports only.
+  void settle();
 
   QString exportName() const override { return QStringLiteral("head-table"); }
   QWidget* exportWidget() override { return this; }
@@ -43,6 +46,7 @@ class HeadTableView : public QWidget, public ExportableView {
   void followSelection();
   void redrawCurves();
   void updateStatus();
+  void fitTableHeight();  // the table as tall as its rows (up to 60%), the chart below takes the rest
 
   AttentionMapModel* attention_;
   HeadTableModel* model_;
@@ -51,6 +55,8 @@ class HeadTableView : public QWidget, public ExportableView {
   QChartView* chart_;
   QLabel* status_;
   QPushButton* allOn_;
+  QSplitter* splitter_;
+  int fittedRows_ = -1;  // rows the splitter was last fitted to
   bool following_ = false;  // the table's selection is being set to the shared one
 };
 

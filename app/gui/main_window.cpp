@@ -529,6 +529,7 @@ void MainWindow::clearResults() {
 }
 
 void MainWindow::saveCapture() {
+  if (currentView() == View::Diagnostics) headTableView_->settle();  // its numbers are computed once shown
   const QString file = capture_.file;
   QStringList saved;
   if (!file.isEmpty()) {
@@ -550,6 +551,7 @@ void MainWindow::saveCapture() {
     for (const auto& [view, file] : exports) {
       showView(view);
       QApplication::processEvents();  // lay the tab out at its real size before drawing it
+      if (view == View::Diagnostics) headTableView_->settle();
       const QString suffix = QFileInfo(file).suffix().toLower();
       const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
                                   : suffix == QLatin1String("csv") ? ExportFormat::Csv
