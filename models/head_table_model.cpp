@@ -88,8 +88,9 @@ QString formatted(double v, int column) {
   switch (column) {
     case HeadTableModel::MeanDistance:
     case HeadTableModel::EffectiveRank: return QString::number(v, 'f', 1);
-    case HeadTableModel::Ablation: return (v >= 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'f', 3);
-    case HeadTableModel::Gradient: return QString::number(v, v != 0 && std::abs(v) < 0.001 ? 'e' : 'f', v != 0 && std::abs(v) < 0.001 ? 1 : 4);
+    // Importance spans decades (an untrained head moves the loss by 1e-4, an induction head by 3): significant digits.
+    case HeadTableModel::Ablation: return (v >= 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'g', 3);
+    case HeadTableModel::Gradient: return QString::number(v, 'g', 3);
   }
   return QString::number(v, 'f', 2);
 }
@@ -122,7 +123,13 @@ HeadTableModel::HeadTableModel(AttentionMapModel* attention, TrainingSession* se
     pace->retry->setSingleShot(true);
     connect(pace->retry, &QTimer::timeout, this, &HeadTableModel::schedule);
   }
-  if (session_) connect(session_, &TrainingSession::cleared, this, &HeadTableModel::refreshRows);
+  if (session_) {
+    connect(session_, &TrainingSession::cleared, this, &HeadTableModel::refreshRows);
+    // Resting is for sharing the CPU with training: once it pauses or ends, catch up at once.
+    connect(session_, &TrainingSession::stateChanged, this, [this](TrainingSession::State state) {
+      if (state != TrainingSession::State::Running) catchUp();
+    });
+  }
   resetShape();
   snapshotArrived();
 }
@@ -223,7 +230,16 @@ void HeadTableModel::ran(Pace& pace, qint64 tookMs) {
 
 bool HeadTableModel::busy() const { return diagnosticsJob_->busy() || importanceJob_->busy(); }
 
+void HeadTableModel::catchUp() {
+  for (Pace* pace : {&diagnosticsPace_, &importancePace_}) {
+    pace->readyAt = 0;
+    pace->retry->stop();
+  }
+  schedule();
+}
+
 void HeadTableModel::waitForIdle() {
+  catchUp();
   while (busy()) {
     diagnosticsJob_->waitForIdle();
     importanceJob_->waitForIdle();  // its delivery may have started the other job again
@@ -306,6 +322,8 @@ QVariant HeadTableModel::number(int row, int column) const {
   return {};
 }
 
+constexpr double kShadeFloor = 0.05;  // nats of loss increase that count as fully important at least
+
 // A shade that grows with the value, so strong heads stand out while scanning: the pattern scores
 // (0..1) in blue, the ablation importance (relative to the table's largest) in orange.
 QVariant HeadTableModel::tint(int row, int column) const {
@@ -316,9 +334,9 @@ QVariant HeadTableModel::tint(int row, int column) const {
   if (column == Sink || column == PreviousToken || column == Induction) {
     share = v.toDouble();
   } else if (column == Ablation) {
-    double top = 0;
+    double top = kShadeFloor;  // so that noise in an untrained model is not shaded as importance
     for (const HeadImportance& hi : importance_->heads) top = std::max(top, hi.ablation);
-    share = top > 0 ? v.toDouble() / top : 0;
+    share = v.toDouble() / top;
     colour = QColor(240, 130, 30);
   } else {
     return {};

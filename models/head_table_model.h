@@ -66,7 +66,9 @@ class HeadTableModel : public QAbstractTableModel {
   // Computes only while active (a view shows it); a snapshot that arrived meanwhile is computed on activation.
   void setActive(bool active);
   bool busy() const;
-  void waitForIdle();  // tests: until both computations are done and delivered
+  // Until the newest snapshot's numbers are computed and delivered, resting skipped: for tests,
+  // screenshots and exports.
+  void waitForIdle();
 
   // What the table shows.
   const std::vector<std::vector<MapDiagnostics>>& diagnostics() const { return diagnostics_; }
@@ -92,6 +94,7 @@ class HeadTableModel : public QAbstractTableModel {
   void schedule();  // submits what is wanted when its job is free and its pace allows
   bool paced(Pace& pace);  // true when it may run now; else arms the retry
   void ran(Pace& pace, qint64 tookMs);
+  void catchUp();  // drops the rest: computes what is waiting now
   void submitDiagnostics();
   void submitImportance();
   bool importanceWanted() const;

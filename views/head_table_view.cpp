@@ -19,6 +19,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "attention_map_model.h"
 #include "head_table_model.h"
@@ -182,7 +183,7 @@ void HeadTableView::redrawCurves() {
   const QString metric = accuracy ? tr("accuracy on the answer tokens") : tr("validation loss (nats)");
   chart->setTitle(offHeads > 0 ? tr("Head-drop curves: %1 as more heads are switched off (%2 already off)").arg(metric).arg(offHeads)
                                : tr("Head-drop curves: %1 as heads are switched off one by one").arg(metric));
-  double top = 0;
+  double top = 0, bottom = std::numeric_limits<double>::infinity();
   int most = 1;
   const auto series = chart->series();
   for (int i = 0; i < series.size(); ++i) {
@@ -195,6 +196,7 @@ void HeadTableView::redrawCurves() {
             if (std::isfinite(curve.metric[k])) {
               points.append(QPointF(double(k), curve.metric[k]));
               top = std::max(top, curve.metric[k]);
+              bottom = std::min(bottom, curve.metric[k]);
               most = std::max(most, int(k));
             }
     line->replace(points);
@@ -206,8 +208,12 @@ void HeadTableView::redrawCurves() {
     y->setTickCount(6);
     y->setLabelFormat(QStringLiteral("%.1f"));
   } else {
-    y->setRange(0, top > 0 ? top * 1.1 : 1);
-    y->setLabelFormat(QStringLiteral("%.2f"));
+    // Loss curves can differ by little against their level: the range spans the curves, not 0.
+    if (!std::isfinite(bottom)) bottom = 0, top = 1;
+    const double margin = std::max(0.05 * (top - bottom), 0.01 * std::max(top, 1e-3));
+    y->setRange(std::max(0.0, bottom - margin), top + margin);
+    y->setTickCount(6);
+    y->setLabelFormat(QStringLiteral("%.3g"));
     y->applyNiceNumbers();
   }
   updateStatus();

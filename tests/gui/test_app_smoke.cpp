@@ -224,7 +224,7 @@ class AppSmokeTest : public QObject {
     auto* browser = window.findChild<QTextBrowser*>();
     QVERIFY(browser);
     const QString text = browser->toPlainText();
-    for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Heads", "log"})
+    for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Head lines", "Head table", "log"})
       QVERIFY2(text.contains(QLatin1String(needle)), needle);
     QVERIFY(text.size() > 5000);
   }
