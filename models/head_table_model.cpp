@@ -108,15 +108,12 @@ HeadTableModel::HeadTableModel(AttentionMapModel* attention, TrainingSession* se
   connect(attention_, &AttentionMapModel::mapChanged, this, &HeadTableModel::snapshotArrived);
   for (BackgroundJob* job : {diagnosticsJob_, importanceJob_}) {
     connect(job, &BackgroundJob::failed, this, &HeadTableModel::failed);
-    connect(job, &BackgroundJob::busyChanged, this, [this](bool) { emit busyChanged(busy()); });
+    // The newest snapshot waits while a computation runs (a newer submit would drop that result).
+    connect(job, &BackgroundJob::busyChanged, this, [this](bool jobBusy) {
+      emit busyChanged(busy());
+      if (!jobBusy) schedule();
+    });
   }
-  // The newest snapshot waits while a computation runs (a newer submit would drop that result).
-  connect(diagnosticsJob_, &BackgroundJob::busyChanged, this, [this](bool busy) {
-    if (!busy) schedule();
-  });
-  connect(importanceJob_, &BackgroundJob::busyChanged, this, [this](bool busy) {
-    if (!busy) schedule();
-  });
   clock_.start();
   for (Pace* pace : {&diagnosticsPace_, &importancePace_}) {
     pace->retry = new QTimer(this);

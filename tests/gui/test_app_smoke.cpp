@@ -140,10 +140,12 @@ class AppSmokeTest : public QObject {
     QVERIFY(stepsDone(window) > stepsBefore);
     QVERIFY(window.attentionMap().step() > 0);  // the map followed training
 
+    window.session().setHeadGains({{1, 1}, {1, 0}});  // a head switched off in the views
     window.session().reset();
     QCOMPARE(window.session().state(), State::Idle);
     QCOMPARE(window.lossHistory().rowCount(), 0);
     QVERIFY(!window.attentionMap().hasMap());
+    QVERIFY(window.session().headGains().empty());  // the next experiment starts with every head on
   }
 
   void everyViewShowsTheTrainingRun() {
@@ -252,10 +254,12 @@ class AppSmokeTest : public QObject {
     QCOMPARE(window.session().state(), State::Running);
     QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) > pausedAt, 30000);
 
+    window.session().setHeadGains({{1, 1}, {1, 0}});  // a head switched off in the views
     window.session().reset();
     QCOMPARE(window.session().state(), State::Idle);
     QCOMPARE(window.lossHistory().rowCount(), 0);
     QVERIFY(!window.attentionMap().hasMap());
+    QVERIFY(window.session().headGains().empty());  // the next experiment starts with every head on
     QTest::qWait(200);  // nothing from the old run arrives after a reset
     QCOMPARE(window.lossHistory().rowCount(), 0);
   }
