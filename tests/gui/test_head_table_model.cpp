@@ -132,6 +132,8 @@ class HeadTableModelTest : public QObject {
     QVERIFY(!model.isOn(1, 1));
     QVERIFY(model.anyOff());
     QTRY_VERIFY_WITH_TIMEOUT(attention_.snapshot()->model->headGains == (Gains{{1, 1}, {1, 0}}), 20000);
+    QVERIFY(attention_.isSwitchedOff(1, 1));  // what the other views mark
+    QVERIFY(!attention_.isSwitchedOff(1, 0));
     model.waitForIdle();
     QCOMPARE(model.data(model.index(model.rowOf(1, 1), HeadTableModel::On), Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
 
