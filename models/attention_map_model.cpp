@@ -55,6 +55,12 @@ int AttentionMapModel::headCount(int layer) const {
   return static_cast<int>(snapshot_->trace.layers[layer].heads.size());
 }
 
+bool AttentionMapModel::isSwitchedOff(int layer, int head) const {
+  if (!snapshot_ || !snapshot_->model) return false;
+  const auto& gains = snapshot_->model->headGains;
+  return layer >= 0 && layer < int(gains.size()) && head >= 0 && head < int(gains[layer].size()) && gains[layer][head] == 0;
+}
+
 QString AttentionMapModel::variant() const {
   return layerCount() > 0 ? QString::fromStdString(snapshot_->trace.layers[layer_].variant) : QString();
 }

@@ -44,6 +44,8 @@ class AttentionMapModel : public QObject {
   // The KV-cache hook: true where the snapshot marks (query, key) evicted for the selected head.
   bool isEvicted(int query, int key) const { return isEvicted(layer_, head_, query, key); }
   bool isEvicted(int layer, int head, int query, int key) const;
+  // True when the head is switched off (head gain 0) in the model the trace came from.
+  bool isSwitchedOff(int layer, int head) const;
   // Token text at `position`, with blanks made visible.
   QString tokenLabel(int position) const;
 

@@ -80,6 +80,11 @@ void ModelView::paintEvent(QPaintEvent*) {
     for (int h = 0; h < model_->headCount(l); ++h) {
       const QRect r = thumbnailRect(l, h);
       painter.drawImage(r, model_->mapImage(l, h));  // unsmoothed: every cell stays one colour
+      if (model_->isSwitchedOff(l, h)) {  // switched off in the head table: its map stays, its output is gone
+        painter.fillRect(r, QColor(255, 255, 255, 170));
+        painter.setPen(palette().color(QPalette::Text));
+        painter.drawText(r, Qt::AlignCenter, tr("off"));
+      }
       painter.setPen(palette().color(QPalette::Mid));
       painter.drawRect(r.adjusted(0, 0, -1, -1));
     }

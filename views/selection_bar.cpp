@@ -85,7 +85,10 @@ void SelectionBar::updateCaption() {
   caption_->setText(tr("%1 attention after step %2 \u00b7 %3 tokens")
                         .arg(model_->variant())
                         .arg(model_->step())
-                        .arg(model_->size()));
+                        .arg(model_->size()) +
+                    (model_->isSwitchedOff(model_->selectedLayer(), model_->selectedHead())
+                         ? tr(" \u00b7 <b>this head is switched off</b> (Head table)")
+                         : QString()));
 }
 
 }  // namespace attnlab

@@ -26,6 +26,7 @@
 #include "attention_map_model.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
+#include "head_table_view.h"
 #include "head_view.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
@@ -208,6 +209,7 @@ void MainWindow::buildCentralArea() {
   heatmap_ = new AttentionHeatmapView(attention_, this);
   modelView_ = new ModelView(attention_, this);
   headView_ = new HeadView(attention_, this);
+  headTableView_ = new HeadTableView(attention_, session_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -218,11 +220,13 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(trainingView_, tr("Training"));
   tabs_->addTab(heatmap_, tr("Attention"));
   tabs_->addTab(modelView_, tr("Model"));
-  tabs_->addTab(headView_, tr("Heads"));
+  tabs_->addTab(headView_, tr("Head lines"));
+  tabs_->addTab(headTableView_, tr("Head table"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
   tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
+  tabs_->setTabToolTip(4, tr("Every head's diagnostics and importance, head-drop curves; switch heads off"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -242,7 +246,8 @@ void MainWindow::buildCentralArea() {
 }
 
 QStringList MainWindow::viewNames() {
-  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads")};
+  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
+          QStringLiteral("diagnostics")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -255,6 +260,7 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Attention: return *heatmap_;
     case View::Model: return *modelView_;
     case View::Heads: return *headView_;
+    case View::Diagnostics: return *headTableView_;
   }
   return *trainingView_;
 }
@@ -266,7 +272,8 @@ void MainWindow::buildViewMenus() {
   showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   viewMenu->addAction(showPanel);
   viewMenu->addSeparator();
-  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)")};
+  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
+                              tr("Head &table (diagnostics, ablation)")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
@@ -515,6 +522,7 @@ void MainWindow::showError(const QString& message) {
 }
 
 void MainWindow::clearResults() {
+  session_->setHeadGains({});  // a new experiment starts with every head on
   history_->clear();
   attention_->clear();
   trainingView_->setTotalSteps(config_.train.steps);
@@ -525,6 +533,7 @@ void MainWindow::clearResults() {
 }
 
 void MainWindow::saveCapture() {
+  if (currentView() == View::Diagnostics) headTableView_->settle();  // its numbers are computed once shown
   const QString file = capture_.file;
   QStringList saved;
   if (!file.isEmpty()) {
@@ -546,6 +555,7 @@ void MainWindow::saveCapture() {
     for (const auto& [view, file] : exports) {
       showView(view);
       QApplication::processEvents();  // lay the tab out at its real size before drawing it
+      if (view == View::Diagnostics) headTableView_->settle();
       const QString suffix = QFileInfo(file).suffix().toLower();
       const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
                                   : suffix == QLatin1String("csv") ? ExportFormat::Csv

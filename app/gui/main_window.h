@@ -24,6 +24,7 @@ class AttentionMapModel;
 class ExperimentFiles;
 class ExperimentPanel;
 class ExportableView;
+class HeadTableView;
 class HeadView;
 class LossHistoryModel;
 class ModelView;
@@ -46,8 +47,8 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads };
-  static QStringList viewNames();  // "training", "attention", "model", "heads"
+  enum class View { Training, Attention, Model, Heads, Diagnostics };
+  static QStringList viewNames();  // "training", "attention", "model", "heads", "diagnostics"
   void showView(View view);
   View currentView() const;
   ExportableView& exportable(View view);
@@ -55,6 +56,7 @@ class MainWindow : public QMainWindow {
   AttentionHeatmapView* heatmap() const { return heatmap_; }
   ModelView* modelView() const { return modelView_; }
   HeadView* headView() const { return headView_; }
+  HeadTableView* headTableView() const { return headTableView_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
 
@@ -127,6 +129,7 @@ class MainWindow : public QMainWindow {
   AttentionHeatmapView* heatmap_ = nullptr;
   ModelView* modelView_ = nullptr;
   HeadView* headView_ = nullptr;
+  HeadTableView* headTableView_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested

@@ -140,10 +140,12 @@ class AppSmokeTest : public QObject {
     QVERIFY(stepsDone(window) > stepsBefore);
     QVERIFY(window.attentionMap().step() > 0);  // the map followed training
 
+    window.session().setHeadGains({{1, 1}, {1, 0}});  // a head switched off in the views
     window.session().reset();
     QCOMPARE(window.session().state(), State::Idle);
     QCOMPARE(window.lossHistory().rowCount(), 0);
     QVERIFY(!window.attentionMap().hasMap());
+    QVERIFY(window.session().headGains().empty());  // the next experiment starts with every head on
   }
 
   void everyViewShowsTheTrainingRun() {
@@ -224,7 +226,7 @@ class AppSmokeTest : public QObject {
     auto* browser = window.findChild<QTextBrowser*>();
     QVERIFY(browser);
     const QString text = browser->toPlainText();
-    for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Heads", "log"})
+    for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Head lines", "Head table", "log"})
       QVERIFY2(text.contains(QLatin1String(needle)), needle);
     QVERIFY(text.size() > 5000);
   }
@@ -252,10 +254,12 @@ class AppSmokeTest : public QObject {
     QCOMPARE(window.session().state(), State::Running);
     QTRY_VERIFY_WITH_TIMEOUT(stepsDone(window) > pausedAt, 30000);
 
+    window.session().setHeadGains({{1, 1}, {1, 0}});  // a head switched off in the views
     window.session().reset();
     QCOMPARE(window.session().state(), State::Idle);
     QCOMPARE(window.lossHistory().rowCount(), 0);
     QVERIFY(!window.attentionMap().hasMap());
+    QVERIFY(window.session().headGains().empty());  // the next experiment starts with every head on
     QTest::qWait(200);  // nothing from the old run arrives after a reset
     QCOMPARE(window.lossHistory().rowCount(), 0);
   }

@@ -1,0 +1,91 @@
+#include "analysis/live_head_importance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/random.h"
+#include "model/workspace.h"
+
+namespace attnlab {
+
+namespace {
+
+HeadGains fullGains(const ModelConfig& c, const HeadGains& gains) {
+  if (gains.empty()) return HeadGains(c.n_layers, std::vector<float>(c.n_heads, 1.0f));
+  const bool fits = static_cast<int>(gains.size()) == c.n_layers &&
+                    std::all_of(gains.begin(), gains.end(), [&c](const auto& layer) { return static_cast<int>(layer.size()) == c.n_heads; });
+  if (!fits) throw std::invalid_argument("head gains must be " + std::to_string(c.n_layers) + " layers x " + std::to_string(c.n_heads) + " heads");
+  return gains;
+}
+
+TaskMetric evaluateWith(Model& model, const std::vector<Batch>& batches, bool hasAnswers, const HeadGains& gains) {
+  model.setHeadGains(gains);
+  return evaluateOn(model, batches, hasAnswers);
+}
+
+HeadDropCurve dropFrom(Model& model, const std::vector<Batch>& batches, bool hasAnswers, const HeadGains& start,
+                       const char* order, std::vector<std::pair<int, int>> removal) {
+  HeadDropCurve curve;
+  curve.order = order;
+  curve.removed = std::move(removal);
+  HeadGains gains = start;
+  for (size_t k = 0; k <= curve.removed.size(); ++k) {
+    if (k > 0) gains[curve.removed[k - 1].first][curve.removed[k - 1].second] = 0;
+    const TaskMetric m = evaluateWith(model, batches, hasAnswers, gains);
+    curve.loss.push_back(m.loss);
+    curve.metric.push_back(hasAnswers ? m.accuracy : m.loss);
+  }
+  const double mean = std::accumulate(curve.metric.begin(), curve.metric.end(), 0.0) / curve.metric.size();
+  curve.resilience = hasAnswers ? mean : -mean;
+  return curve;
+}
+
+}  // namespace
+
+LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& batches, bool hasAnswers,
+                                      const HeadGains& gains, uint64_t seed) {
+  const ModelConfig& c = model.config();
+  const HeadGains base = fullGains(c, gains);
+  LiveHeadImportance r;
+  r.shown = evaluateWith(model, batches, hasAnswers, base);
+  for (int l = 0; l < c.n_layers; ++l)
+    for (int h = 0; h < c.n_heads; ++h) {
+      HeadGains flipped = base;
+      const bool on = base[l][h] != 0;
+      flipped[l][h] = on ? 0.0f : 1.0f;
+      const double other = evaluateWith(model, batches, false, flipped).loss;
+      r.heads.push_back({l, h, on ? other - r.shown.loss : r.shown.loss - other, 0.0});
+    }
+
+  auto ws = makeWorkspace();
+  for (const Batch& batch : batches) {
+    model.setHeadGains(base);  // also clears the gain gradients of the previous batch
+    model.params().zeroGrad();
+    model.forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+    model.backward(*ws);
+    const auto grad = model.headGainGradients();
+    for (HeadImportance& hi : r.heads) hi.gradient += std::abs(grad[hi.layer][hi.head]) / batches.size();
+  }
+  model.params().zeroGrad();
+
+  // Only heads still on can be removed; stable sort, so ties keep (layer, head) order.
+  std::vector<HeadImportance> on;
+  for (const HeadImportance& h : r.heads)
+    if (base[h.layer][h.head] != 0) on.push_back(h);
+  std::stable_sort(on.begin(), on.end(), [](const auto& a, const auto& b) { return a.ablation < b.ablation; });
+  std::vector<std::pair<int, int>> ascending;
+  for (const HeadImportance& h : on) ascending.push_back({h.layer, h.head});
+  std::vector<std::pair<int, int>> descending(ascending.rbegin(), ascending.rend());
+  std::vector<std::pair<int, int>> random = ascending;
+  Rng rng(seed);
+  std::shuffle(random.begin(), random.end(), rng.engine());
+  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "ascending", ascending));
+  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "descending", descending));
+  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "random", random));
+  model.setHeadGains(base);
+  return r;
+}
+
+}  // namespace attnlab

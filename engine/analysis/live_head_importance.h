@@ -1,0 +1,30 @@
+#pragma once
+// X3 head importance measured on the model as a view shows it, i.e. with some heads already
+// switched off by head gains (analysis/head_importance.h measures the intact model). With no heads
+// off, the numbers equal headImportance's and headImportanceReport's.
+//   ablation: L(gains with g_h = 0) - L(gains with g_h = 1), the other heads as they are (for a head
+//             that is off this says what switching it back on would recover);
+//   gradient: |dL/dg_h| at the given gains, absolute per batch, averaged over the batches;
+//   curves:   from the given gains, the heads still on are removed one at a time in ascending,
+//             descending (of ablation importance) or random order.
+#include <cstdint>
+#include <vector>
+
+#include "analysis/head_importance.h"
+
+namespace attnlab {
+
+using HeadGains = std::vector<std::vector<float>>;  // [layer][head]; empty: every head on
+
+struct LiveHeadImportance {
+  TaskMetric shown;                   // the model with the given gains
+  std::vector<HeadImportance> heads;  // every head, in (layer, head) order
+  std::vector<HeadDropCurve> curves;  // ascending, descending, random
+};
+
+// Leaves the model's head gains set to `gains` and its parameter gradients zero. Throws
+// std::invalid_argument when `gains` is not empty and not shaped [n_layers][n_heads].
+LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& batches, bool hasAnswers,
+                                      const HeadGains& gains, uint64_t seed);
+
+}  // namespace attnlab
