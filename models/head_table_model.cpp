@@ -14,13 +14,6 @@
 #include "data/task.h"
 #include "training_session.h"
 
-#ifdef __linux__
-#include <sys/resource.h>
-
-#include <cerrno>
-#include <unistd.h>
-#endif
-
 namespace attnlab {
 
 struct HeadTableModel::ProbeCache {
@@ -66,17 +59,6 @@ double field(const MapDiagnostics& d, int column) {
   return kNotMeasured;
 }
 
-// Like the training threads, the computations run nicer than the UI thread (OpenMP threads they
-// start inherit it), so neither painting nor training waits for a table nobody may be reading yet.
-constexpr int kNicenessAboveUi = 10;
-void runBelowTheUi() {
-#ifdef __linux__
-  errno = 0;
-  const int ui = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));  // the main thread's id is the process id
-  if (errno == 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), std::min(19, ui + kNicenessAboveUi));
-#endif
-}
-
 bool anyOffIn(const HeadGains& gains) {
   for (const auto& layer : gains)
     for (float g : layer)
@@ -108,7 +90,7 @@ HeadTableModel::HeadTableModel(AttentionMapModel* attention, TrainingSession* se
   connect(attention_, &AttentionMapModel::mapChanged, this, &HeadTableModel::snapshotArrived);
   for (BackgroundJob* job : {diagnosticsJob_, importanceJob_}) {
     connect(job, &BackgroundJob::failed, this, &HeadTableModel::failed);
-    // The newest snapshot waits while a computation runs (a newer submit would drop that result).
+    // The newest snapshot waits while a computation runs, and the pace below spaces them out.
     connect(job, &BackgroundJob::busyChanged, this, [this](bool jobBusy) {
       emit busyChanged(busy());
       if (!jobBusy) schedule();
@@ -254,7 +236,6 @@ void HeadTableModel::submitDiagnostics() {
   if (!snapshot || !snapshot->model || !snapshot->run) return;
   std::shared_ptr<ProbeCache> cache = probeCache_;
   diagnosticsJob_->submit([this, snapshot, cache]() -> BackgroundJob::Delivery {
-    runBelowTheUi();
     QElapsedTimer took;
     took.start();
     const RunData& run = *snapshot->run;
@@ -281,7 +262,6 @@ void HeadTableModel::submitImportance() {
   importanceRequestedStep_ = snapshot->step;
   importanceGains_ = snapshot->headGains;
   importanceJob_->submit([this, snapshot]() -> BackgroundJob::Delivery {
-    runBelowTheUi();
     QElapsedTimer took;
     took.start();
     // A private copy: importance switches heads on and off, which the shared snapshot must never see.
