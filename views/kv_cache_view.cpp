@@ -17,10 +17,12 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTimer>
 #include <QTextStream>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QValueAxis>
+#include <algorithm>
 #include <cmath>
 
 #include "attention_map_model.h"
@@ -34,7 +36,8 @@ namespace attnlab {
 namespace {
 
 const char* kDefaultPolicy = "streaming_llm";
-const char* kDefaultBudget = "25%";
+const char* kDefaultBudget = "8";
+constexpr int kFollowMs = 250;
 const QStringList kDefaultComparisons = {QStringLiteral("h2o"), QStringLiteral("full")};
 
 QChartView* makeChart(const QString& title, QWidget* parent) {
@@ -69,7 +72,7 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession* session,
   layout->addWidget(buildPanel());
 
   results_ = new QWidget(this);
-  auto* splitter = new QSplitter(Qt::Horizontal, results_);
+  auto* splitter = splitter_ = new QSplitter(Qt::Horizontal, results_);
   auto* left = new QWidget(splitter);
   auto* leftLayout = new QVBoxLayout(left);
   leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -77,6 +80,7 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession* session,
   headLabel_ = new QLabel(left);
   runPicker_ = new QComboBox(left);
   runPicker_->setToolTip(tr("Which run's raster to show"));
+  runPicker_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   pick->addWidget(headLabel_, 1);
   pick->addWidget(new QLabel(tr("Raster of:"), left));
   pick->addWidget(runPicker_);
@@ -93,8 +97,10 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession* session,
   rightLayout->addWidget(liveChart_);
   rightLayout->addWidget(bytesChart_);
   rightLayout->addWidget(lossChart_);
-  splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 2);
+  right->setMinimumWidth(380);
+  splitter->setStretchFactor(0, 1);  // the raster is square: extra width goes to the charts as much as to it
+  splitter->setStretchFactor(1, 1);
+  connect(splitter, &QSplitter::splitterMoved, this, [this] { splitterMoved_ = true; });
   auto* resultsLayout = new QVBoxLayout(results_);
   resultsLayout->setContentsMargins(0, 0, 0, 0);
   resultsLayout->addWidget(splitter);
@@ -176,6 +182,14 @@ QWidget* KvCacheView::buildPanel() {
   matched_ = new QCheckBox(tr("matched live cache"), panel);
   matched_->setToolTip(tr("Matched live-cache protocol: every compared policy keeps, at every step, layer and KV head, exactly as "
                           "many entries as the first policy kept (full still keeps everything)"));
+  follow_ = new QCheckBox(tr("follow training"), panel);
+  follow_->setChecked(true);
+  follow_->setToolTip(tr("While this view is shown, run again when the model trains on or the probe changes"));
+  followTimer_ = new QTimer(this);
+  followTimer_->setSingleShot(true);
+  connect(followTimer_, &QTimer::timeout, this, [this] {
+    if (isVisible() && follow_->isChecked() && outdated()) run();
+  });
   runButton_ = new QPushButton(tr("Run"), panel);
   runButton_->setDefault(true);
   connect(runButton_, &QPushButton::clicked, this, &KvCacheView::run);
@@ -195,6 +209,7 @@ QWidget* KvCacheView::buildPanel() {
   add(tr("per"), scope_, 0);
   add({}, compare_, 0);
   add({}, matched_, 0);
+  add({}, follow_, 0);
   add({}, runButton_, 0);
   add({}, busy_, 0);
   grid->setColumnStretch(column++, 1);
@@ -212,6 +227,8 @@ void KvCacheView::run() {
   if (snapshot) {
     request.model = snapshot->model;
     request.probe = snapshot->trace.tokens;
+    ranStep_ = snapshot->model ? snapshot->model->step : -1;
+    ranProbe_ = snapshot->trace.tokens;
   }
   request.prompt = static_cast<KvCacheRequest::Prompt>(promptSource_->currentIndex());
   request.text = promptText_->text();
@@ -230,12 +247,25 @@ void KvCacheView::run() {
   message_->setStyleSheet({});
   message_->setText(tr("generating..."));
   autoRunDone_ = true;
+  sinceRun_.start();
   model_->run(request);
 }
 
 void KvCacheView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   maybeAutoRun();
+}
+
+void KvCacheView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitSplitter();
+}
+
+void KvCacheView::fitSplitter() {
+  if (splitterMoved_) return;
+  const int total = splitter_->width(), rasterSide = splitter_->height() - 90;  // less the head line and legend
+  const int left = std::clamp(rasterSide + 150, total / 3, std::max(total / 3, total - 420));  // plus the token labels
+  splitter_->setSizes({left, total - left});
 }
 
 void KvCacheView::followSnapshot() {
@@ -251,9 +281,16 @@ void KvCacheView::followSnapshot() {
   showSelection();
 }
 
+bool KvCacheView::outdated() const {
+  const TraceSnapshot* snapshot = attention_->snapshot();
+  return snapshot && snapshot->model && (snapshot->model->step != ranStep_ || snapshot->trace.tokens != ranProbe_);
+}
+
 void KvCacheView::maybeAutoRun() {
-  if (autoRunDone_ || !isVisible() || !shownRun_ || model_->busy()) return;
-  run();
+  if (!isVisible() || !shownRun_) return;
+  if (!autoRunDone_) return run();
+  if (follow_->isChecked() && outdated() && !followTimer_->isActive())
+    followTimer_->start(static_cast<int>(std::max<qint64>(0, kFollowMs - sinceRun_.elapsed())));
 }
 
 int KvCacheView::shownLayer() const { return attention_->selectedLayer(); }
@@ -300,14 +337,15 @@ void KvCacheView::showSelection() {
   const OccupancyRecord& r = result->record;
   const int layer = std::min(shownLayer(), r.layers - 1), head = attention_->selectedHead();
   const int kvHead = std::min(shownKvHead(), r.kvHeads - 1);
-  QString label = tr("Layer %1, head %2").arg(layer).arg(head);
-  if (r.group > 1) label += tr(" (KV head %1, shared by heads %2\u2013%3)").arg(kvHead).arg(kvHead * r.group).arg(kvHead * r.group + r.group - 1);
+  QString label = tr("Layer %1, head %2").arg(layer + 1).arg(head + 1);  // 1-based, as the selection bar
+  if (r.group > 1)
+    label += tr(" (KV head %1, shared by heads %2\u2013%3)").arg(kvHead + 1).arg(kvHead * r.group + 1).arg(kvHead * r.group + r.group);
   headLabel_->setText(QStringLiteral("<b>%1</b>").arg(label));
   if (!r.cachesLayer[layer]) {
     const auto& run = r.runs[std::max(0, runPicker_->currentIndex())];
     raster_->setPlaceholder(tr("Layer %1 decodes from a constant-size state (linear attention, %2 bytes in all such layers): it "
                                "keeps no KV cache to evict from. Select a softmax-family layer.")
-                                .arg(layer).arg(run.stateBytes));
+                                .arg(layer + 1).arg(run.stateBytes));
     raster_->show(nullptr, 0, 0, 0);
     return;
   }
@@ -338,11 +376,13 @@ void KvCacheView::redrawCharts() {
     auto* ax = new QValueAxis;
     ax->setTitleText(x);
     ax->setRange(0, std::max(1, r.steps - 1));
+    ax->applyNiceNumbers();
     ax->setLabelFormat(QStringLiteral("%d"));
     auto* ay = new QValueAxis;
     ay->setTitleText(y);
     ay->setRange(0, top > 0 ? top * 1.08 : 1);
     ay->applyNiceNumbers();
+    ay->setLabelFormat(y == tr("loss (nats)") ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
     view->chart()->addAxis(ax, Qt::AlignBottom);
     view->chart()->addAxis(ay, Qt::AlignLeft);
     for (QAbstractSeries* s : view->chart()->series()) {
@@ -395,7 +435,7 @@ void KvCacheView::openStudyReport() {
 }
 
 QString KvCacheView::exportName() const {
-  return QStringLiteral("kv-cache-%1-L%2-H%3").arg(policy_->currentText()).arg(shownLayer()).arg(attention_->selectedHead());
+  return QStringLiteral("kv-cache-%1-L%2-H%3").arg(policy_->currentText()).arg(shownLayer() + 1).arg(attention_->selectedHead() + 1);
 }
 
 QWidget* KvCacheView::exportWidget() { return results_; }
@@ -423,7 +463,7 @@ void KvCacheView::writeCsv(QTextStream& out) const {
     for (int t = 0; t < r.steps; ++t)
       for (int p = 0; p <= t; ++p) {
         const size_t c = r.cell(t, p);
-        out << prefix << "cell," << layer << "," << kvHead << "," << t << "," << p << "," << csvField(text[p]) << ","
+        out << prefix << "cell," << layer + 1 << "," << kvHead + 1 << "," << t << "," << p << "," << csvField(text[p]) << ","
             << cellStateKey(h.cells[c]) << ","
             << (h.cells[c] == CellState::EvictedNow ? csvField(QString::fromStdString(run.rules[h.rule[c]])) : QString()) << "\n";
       }

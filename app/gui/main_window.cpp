@@ -27,6 +27,7 @@
 #include "experiment_files.h"
 #include "experiment_panel.h"
 #include "head_view.h"
+#include "kv_cache_view.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "model_view.h"
@@ -207,6 +208,7 @@ void MainWindow::buildCentralArea() {
   heatmap_ = new AttentionHeatmapView(attention_, this);
   modelView_ = new ModelView(attention_, this);
   headView_ = new HeadView(attention_, this);
+  kvCacheView_ = new KvCacheView(attention_, session_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -218,10 +220,12 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(heatmap_, tr("Attention"));
   tabs_->addTab(modelView_, tr("Model"));
   tabs_->addTab(headView_, tr("Heads"));
+  tabs_->addTab(kvCacheView_, tr("KV cache"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
   tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
+  tabs_->setTabToolTip(4, tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -241,7 +245,8 @@ void MainWindow::buildCentralArea() {
 }
 
 QStringList MainWindow::viewNames() {
-  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads")};
+  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
+          QStringLiteral("kv")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -254,6 +259,7 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Attention: return *heatmap_;
     case View::Model: return *modelView_;
     case View::Heads: return *headView_;
+    case View::Kv: return *kvCacheView_;
   }
   return *trainingView_;
 }
@@ -265,7 +271,8 @@ void MainWindow::buildViewMenus() {
   showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   viewMenu->addAction(showPanel);
   viewMenu->addSeparator();
-  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)")};
+  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
+                              tr("&KV cache")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });

@@ -25,6 +25,7 @@ class ExperimentFiles;
 class ExperimentPanel;
 class ExportableView;
 class HeadView;
+class KvCacheView;
 class LossHistoryModel;
 class ModelView;
 class ProbeEditor;
@@ -46,8 +47,8 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads };
-  static QStringList viewNames();  // "training", "attention", "model", "heads"
+  enum class View { Training, Attention, Model, Heads, Kv };
+  static QStringList viewNames();  // "training", "attention", "model", "heads", "kv"
   void showView(View view);
   View currentView() const;
   ExportableView& exportable(View view);
@@ -55,6 +56,7 @@ class MainWindow : public QMainWindow {
   AttentionHeatmapView* heatmap() const { return heatmap_; }
   ModelView* modelView() const { return modelView_; }
   HeadView* headView() const { return headView_; }
+  KvCacheView* kvCacheView() const { return kvCacheView_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
 
@@ -127,6 +129,7 @@ class MainWindow : public QMainWindow {
   AttentionHeatmapView* heatmap_ = nullptr;
   ModelView* modelView_ = nullptr;
   HeadView* headView_ = nullptr;
+  KvCacheView* kvCacheView_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested
