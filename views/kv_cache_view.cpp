@@ -37,7 +37,8 @@ namespace {
 
 const char* kDefaultPolicy = "streaming_llm";
 const char* kDefaultBudget = "8";
-constexpr int kFollowMs = 250;
+constexpr int kFollowMs = 250;    // at least this long between runs that follow training
+constexpr int kBusyDelayMs = 300;
 const QStringList kDefaultComparisons = {QStringLiteral("h2o"), QStringLiteral("full")};
 
 QChartView* makeChart(const QString& title, QWidget* parent) {
@@ -117,9 +118,14 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession* session,
     message_->setStyleSheet(QStringLiteral("color: #b00020"));
     message_->setText(why);
   });
-  connect(model_, &KvCacheModel::busyChanged, this, [this](bool busy) {
-    busy_->setVisible(busy);
-    runButton_->setEnabled(!busy);
+  // the busy bar only for runs long enough to notice (following training runs often and briefly)
+  auto* showBusy = new QTimer(this);
+  showBusy->setSingleShot(true);
+  connect(showBusy, &QTimer::timeout, this, [this] { busy_->setVisible(model_->busy()); });
+  connect(model_, &KvCacheModel::busyChanged, this, [this, showBusy](bool busy) {
+    if (busy) return showBusy->start(kBusyDelayMs);
+    lastRunMs_ = sinceRun_.elapsed();
+    busy_->setVisible(false);
   });
   connect(runPicker_, &QComboBox::currentIndexChanged, this, &KvCacheView::showSelection);
   connect(attention_, &AttentionMapModel::mapChanged, this, &KvCacheView::followSnapshot);
@@ -245,7 +251,7 @@ void KvCacheView::run() {
     request.runs.push_back({name, name == "full" || request.matched ? std::string() : budget, scope});
   }
   message_->setStyleSheet({});
-  message_->setText(tr("generating..."));
+  if (!model_->result()) message_->setText(tr("generating..."));
   autoRunDone_ = true;
   sinceRun_.start();
   model_->run(request);
@@ -290,7 +296,8 @@ void KvCacheView::maybeAutoRun() {
   if (!isVisible() || !shownRun_) return;
   if (!autoRunDone_) return run();
   if (follow_->isChecked() && outdated() && !followTimer_->isActive())
-    followTimer_->start(static_cast<int>(std::max<qint64>(0, kFollowMs - sinceRun_.elapsed())));
+    // never more than a third of the time on generation: a long run waits in proportion
+    followTimer_->start(static_cast<int>(std::max<qint64>(0, std::max<qint64>(kFollowMs, 3 * lastRunMs_) - sinceRun_.elapsed())));
 }
 
 int KvCacheView::shownLayer() const { return attention_->selectedLayer(); }
@@ -376,7 +383,11 @@ void KvCacheView::redrawCharts() {
     auto* ax = new QValueAxis;
     ax->setTitleText(x);
     ax->setRange(0, std::max(1, r.steps - 1));
-    ax->applyNiceNumbers();
+    ax->setTickType(QValueAxis::TicksDynamic);  // whole steps, about six labels, the range kept exact
+    ax->setTickAnchor(0);
+    double interval = 1;
+    while ((r.steps - 1) / interval > 7) interval *= (QString::number(interval).startsWith('2') ? 2.5 : 2);
+    ax->setTickInterval(interval);
     ax->setLabelFormat(QStringLiteral("%d"));
     auto* ay = new QValueAxis;
     ay->setTitleText(y);
@@ -415,6 +426,9 @@ void KvCacheView::redrawCharts() {
     lossChart_->chart()->addSeries(loss);
   }
   axes(liveChart_, tr("step"), tr("live entries"), maxLive);
+  liveChart_->chart()->setTitle(r.runs.size() > 1 && r.runs.back().matched
+                                    ? tr("Live KV entries per step (matched: the compared runs keep the first one's counts)")
+                                    : tr("Live KV entries per step (all layers and KV heads)"));
   axes(bytesChart_, tr("step"), tr("bytes"), maxBytes);
   axes(lossChart_, tr("position"), tr("loss (nats)"), maxLoss);
   lossChart_->chart()->setTitle(anyLoss ? tr("Loss of the known next token per position (teacher-forced)")
@@ -438,7 +452,10 @@ QString KvCacheView::exportName() const {
   return QStringLiteral("kv-cache-%1-L%2-H%3").arg(policy_->currentText()).arg(shownLayer() + 1).arg(attention_->selectedHead() + 1);
 }
 
-QWidget* KvCacheView::exportWidget() { return results_; }
+QWidget* KvCacheView::exportWidget() {
+  model_->waitForIdle();  // a generation just started (the tab was shown for the export) is drawn, not its placeholder
+  return results_;
+}
 
 bool KvCacheView::hasExportData() const { return model_->result() != nullptr; }
 

@@ -93,6 +93,7 @@ class KvCacheView : public QWidget, public ExportableView {
   const RunData* shownRun_ = nullptr;  // the experiment the result belongs to
   bool autoRunDone_ = false;
   QElapsedTimer sinceRun_;
+  qint64 lastRunMs_ = 0;       // how long the last run took
   int ranStep_ = -1;           // model step and probe of the last run
   std::vector<int> ranProbe_;
 };

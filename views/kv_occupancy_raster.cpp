@@ -83,7 +83,7 @@ std::vector<KvOccupancyRaster::LegendItem> KvOccupancyRaster::legendItems() cons
   bool seen[6] = {};
   for (CellState s : raster().cells) seen[static_cast<int>(s)] = true;
   for (CellState s : {CellState::Live, CellState::Sink, CellState::KeptByGate, CellState::EvictedEarlier, CellState::NotYet})
-    if (seen[static_cast<int>(s)] || s == CellState::Live) items.push_back({stateColour(s), stateName(s)});
+    if (seen[static_cast<int>(s)]) items.push_back({stateColour(s), stateName(s)});
   const OccupancyRun& run = result_->record.runs[run_];
   for (size_t i = 0; i < run.rules.size(); ++i)
     items.push_back({ruleColour(static_cast<int>(i)), tr("evicted at this step: %1").arg(QString::fromStdString(run.rules[i]))});

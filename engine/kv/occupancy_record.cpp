@@ -99,7 +99,9 @@ OccupancyRecord recordOccupancy(const Model& model, const OccupancyRequest& requ
     OccupancyRun run;
     run.spec = spec;
     run.matched = follow;
-    run.budget = follow ? "matched to " + request.runs[0].policy : budget.describe();
+    run.budget = follow                  ? "matched to " + request.runs[0].policy
+                 : spec.budget.empty()   ? (spec.policy == "full" ? "keeps all" : "no budget")
+                                         : budget.describe();
     run.heads.resize(perStep);
     for (int l = 0; l < out.layers; ++l) {
       if (!out.cachesLayer[l]) continue;

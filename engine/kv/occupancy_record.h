@@ -40,7 +40,7 @@ struct HeadRaster {
 
 struct OccupancyRun {
   OccupancyRunSpec spec;
-  std::string budget;         // as applied: "4 per head", "unlimited", "matched to window"
+  std::string budget;         // as applied: "4 per head", "keeps all" (full), "no budget", "matched to h2o"
   bool matched = false;       // followed the first run's live counts
   std::vector<int> tokens;    // [steps] fed at each step: the prompt, then this run's own greedy tokens
   std::vector<std::string> rules;   // every eviction rule this run applied ("window: older than ...")

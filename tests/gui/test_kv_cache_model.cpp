@@ -2,6 +2,9 @@
 // known cell states, live counts and bytes; matched runs keep the reference's counts; bad input
 // gives a message. Plus the view drawing its raster offscreen.
 #include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTextBrowser>
 #include <QtTest>
 
 #include <cmath>
@@ -11,6 +14,7 @@
 #include "kv_cache_model.h"
 #include "kv_cache_view.h"
 #include "kv_occupancy_raster.h"
+#include "kv_study_report.h"
 
 using namespace attnlab;
 
@@ -209,6 +213,25 @@ class TestKvCacheModel : public QObject {
       }
     QVERIFY(live);
     QVERIFY(evicted);
+  }
+
+  void studyReportOpensTheRepositorysReport() {
+    KvStudyReport report;
+    QVERIFY(!report.load(QStringLiteral("/nonexistent-folder")).isEmpty());
+    QCOMPARE(report.load(QStringLiteral(ATTNLAB_REPORT_DIR)), QString());
+    QVERIFY(report.tabs()->count() >= 2);
+    auto* browser = qobject_cast<QTextBrowser*>(report.tabs()->widget(0));
+    QVERIFY(browser && browser->toPlainText().contains("Live-cache study"));
+    QFile csv(QStringLiteral(ATTNLAB_REPORT_DIR "/results.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+    const int rows = QString::fromUtf8(csv.readAll()).trimmed().count('\n');  // lines after the header
+    QTableWidget* table = nullptr;
+    for (int i = 0; i < report.tabs()->count(); ++i)
+      if (report.tabs()->tabText(i) == "results.csv") table = qobject_cast<QTableWidget*>(report.tabs()->widget(i));
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), rows);
+    QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("attention"));
+    QCOMPARE(KvStudyReport::splitCsvLine(QStringLiteral("a,\"b,\"\"c\"\"\",,d")), QStringList({"a", "b,\"c\"", "", "d"}));
   }
 
   void viewRunsOnceWithAModel() {
