@@ -4,6 +4,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -66,8 +67,22 @@ QString cellStateKey(CellState s) {
 
 }  // namespace
 
-KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent)
-    : QWidget(parent), attention_(attention), session_(session), model_(new KvCacheModel(this)) {
+// Keeps a menu of checkable entries open while they are toggled, so several are picked at once.
+class StayOpenMenu : public QObject {
+ public:
+  using QObject::QObject;
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    auto* menu = qobject_cast<QMenu*>(watched);
+    if (!menu || event->type() != QEvent::MouseButtonRelease) return false;
+    QAction* action = menu->activeAction();
+    if (!action || !action->isCheckable()) return false;
+    action->trigger();
+    return true;
+  }
+};
+
+KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
+    : QWidget(parent), attention_(attention), model_(new KvCacheModel(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addWidget(buildPanel());
@@ -184,8 +199,17 @@ QWidget* KvCacheView::buildPanel() {
     action->setToolTip(summary);
   }
   menu->setToolTipsVisible(true);
+  menu->installEventFilter(new StayOpenMenu(menu));
   compare_->setMenu(menu);
+  auto countCompared = [this, menu] {
+    int n = 0;
+    for (QAction* a : menu->actions()) n += a->isChecked();
+    compare_->setText(n ? tr("Compare with (%1)").arg(n) : tr("Compare with"));
+  };
+  countCompared();
+  connect(menu, &QMenu::triggered, this, countCompared);
   matched_ = new QCheckBox(tr("matched live cache"), panel);
+  matched_->setObjectName(QStringLiteral("matchedProtocol"));
   matched_->setToolTip(tr("Matched live-cache protocol: every compared policy keeps, at every step, layer and KV head, exactly as "
                           "many entries as the first policy kept (full still keeps everything)"));
   follow_ = new QCheckBox(tr("follow training"), panel);
@@ -207,6 +231,18 @@ QWidget* KvCacheView::buildPanel() {
   report->setToolTip(tr("Browse a folder written by 'attnlab-cli study live-cache' (e.g. docs/reports/live-cache)"));
   connect(report, &QPushButton::clicked, this, &KvCacheView::openStudyReport);
 
+  // a changed setting runs again at once (once the view has run), typed text on Enter
+  auto rerun = [this] {
+    if (autoRunDone_ && isVisible()) run();
+  };
+  connect(promptSource_, &QComboBox::currentIndexChanged, this, [this, rerun](int i) {
+    if (i != 2 || !promptText_->text().isEmpty()) rerun();
+  });
+  connect(tokens_, &QSpinBox::valueChanged, this, rerun);
+  connect(policy_, &QComboBox::currentIndexChanged, this, rerun);
+  connect(scope_, &QComboBox::currentIndexChanged, this, rerun);
+  connect(matched_, &QCheckBox::toggled, this, rerun);
+  connect(menu, &QMenu::triggered, this, rerun);
   add(tr("Prompt"), promptSource_, 0);
   add({}, promptText_, 0);
   add(tr("New tokens"), tokens_, 0);

@@ -37,6 +37,8 @@ struct RunData;
 class KvCacheView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
+  // The session is part of every view's constructor (the comparison window makes one per run);
+  // this view needs only the model snapshots the attention model carries.
   KvCacheView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
 
   KvCacheModel* model() const { return model_; }
@@ -66,7 +68,6 @@ class KvCacheView : public QWidget, public ExportableView {
   int shownKvHead() const;
 
   AttentionMapModel* attention_;
-  TrainingSession* session_;
   KvCacheModel* model_;
   QComboBox* promptSource_;
   QLineEdit* promptText_;

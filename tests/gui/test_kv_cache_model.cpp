@@ -1,6 +1,7 @@
 // The KV-cache view's model: a generation through the cache on a tiny random model gives the
 // known cell states, live counts and bytes; matched runs keep the reference's counts; bad input
 // gives a message. Plus the view drawing its raster offscreen.
+#include <QCheckBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -251,6 +252,22 @@ class TestKvCacheModel : public QObject {
     QTextStream out(&csv);
     view.writeCsv(out);
     QVERIFY(csv.count('\n') > 16);
+    // the defaults compare more policies at the same budget; ticking the matched protocol runs again
+    const auto first = view.model()->result();
+    QVERIFY(first->record.runs.size() >= 2 && !first->record.runs.back().matched);
+    auto* matched = view.findChild<QCheckBox*>("matchedProtocol");
+    QVERIFY(matched);
+    matched->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(view.model()->result() != first, 20000);
+    const OccupancyRecord& r = view.model()->result()->record;
+    int followers = 0;
+    for (size_t i = 1; i < r.runs.size(); ++i)
+      if (r.runs[i].spec.policy != "full") {
+        QVERIFY(r.runs[i].matched);
+        QCOMPARE(r.runs[i].headLive, r.runs[0].headLive);
+        ++followers;
+      }
+    QVERIFY(followers > 0);
   }
 };
 
