@@ -4,6 +4,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QEvent>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -441,7 +442,8 @@ void KvCacheView::redrawCharts() {
   for (size_t i = 0; i < r.runs.size(); ++i) {
     const OccupancyRun& run = r.runs[i];
     const QString name = QString::fromStdString(run.label());
-    QPen pen(categoryColor(static_cast<int>(i)), 2);
+    // earlier runs drawn wider, so a run that keeps the same counts as another still shows beneath it
+    QPen pen(categoryColor(static_cast<int>(i)), 1.5 + static_cast<double>(r.runs.size() - 1 - i));
     if (run.spec.policy == "full") pen.setStyle(Qt::DashLine);
     auto* live = new QLineSeries;
     auto* bytes = new QLineSeries;
@@ -489,7 +491,13 @@ QString KvCacheView::exportName() const {
 }
 
 QWidget* KvCacheView::exportWidget() {
-  model_->waitForIdle();  // a generation just started (the tab was shown for the export) is drawn, not its placeholder
+  // a generation just started (the tab was shown for the export) is drawn, not its placeholder,
+  // once the charts have laid out their new axes
+  if (model_->busy()) {
+    model_->waitForIdle();
+    fitSplitter();
+    QCoreApplication::processEvents();
+  }
   return results_;
 }
 
