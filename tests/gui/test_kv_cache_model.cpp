@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
 
 #include "attention_map_model.h"
 #include "core/random.h"
@@ -23,7 +24,7 @@ namespace {
 
 constexpr int kLayers = 2, kHeads = 4, kDModel = 16, kContext = 16;
 
-std::shared_ptr<const ModelSnapshot> tinySnapshot(const std::string& attention = "softmax") {
+std::shared_ptr<const ModelSnapshot> tinySnapshot(const std::function<void(ModelConfig&)>& change = {}) {
   ModelConfig c;
   c.vocab = 9;
   c.d_model = kDModel;
@@ -31,7 +32,7 @@ std::shared_ptr<const ModelSnapshot> tinySnapshot(const std::string& attention =
   c.n_heads = kHeads;
   c.d_ff = 32;
   c.context = kContext;
-  c.attention = {attention};
+  if (change) change(c);
   auto model = std::make_shared<Model>(c, 3);
   Rng rng(17);
   for (auto& p : model->params().all())
@@ -181,9 +182,30 @@ class TestKvCacheModel : public QObject {
   void momentumShowsTheEnginesMessage() {
     KvCacheModel model;
     KvCacheRequest r = request({{"full", "", "head"}});
-    r.model = tinySnapshot("momentum");
+    r.model = tinySnapshot([](ModelConfig& c) { c.attention = {"momentum"}; });
     QVERIFY(!runToEnd(model, r));
     QVERIFY2(model.message().contains("cannot decode"), qPrintable(model.message()));
+  }
+
+  void linearLayersAndGroupedHeads() {
+    KvCacheModel model;
+    KvCacheRequest r = request({{"window", "4", "head"}});
+    r.model = tinySnapshot([](ModelConfig& c) {
+      c.attention = {"linear", "softmax"};  // layer 0 decodes from a constant-size state
+      c.positional = "none";
+      c.n_kv_heads = 2;                     // two query heads read each KV head
+    });
+    const auto result = runToEnd(model, r);
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& rec = result->record;
+    QCOMPARE(rec.kvHeads, 2);
+    QCOMPARE(rec.group, 2);
+    QVERIFY(!rec.cachesLayer[0] && rec.cachesLayer[1]);
+    QVERIFY(rec.raster(0, 0, 0).cells.empty());
+    const OccupancyRun& run = rec.runs[0];
+    QVERIFY(run.stateBytes > 0);
+    QCOMPARE(run.liveEntries.back(), 4 * 2);  // one caching layer x two KV heads
+    QCOMPARE(run.bytes.back(), size_t(4 * 2) * 2 * (kDModel / kHeads) * 4);
   }
 
   void longPromptIsCutToTheContext() {
@@ -214,6 +236,11 @@ class TestKvCacheModel : public QObject {
       }
     QVERIFY(live);
     QVERIFY(evicted);
+    // the hover text names the state, and for an entry gone earlier when and why it left
+    QVERIFY(raster.describeCell(5, 0).startsWith("evicted earlier at step 4 (window: "));
+    QCOMPARE(raster.describeCell(5, 3), QStringLiteral("live"));
+    QCOMPARE(raster.describeCell(2, 9), QStringLiteral("not yet generated"));
+    QCOMPARE(raster.describeCell(16, 0), QString());
   }
 
   void studyReportOpensTheRepositorysReport() {
