@@ -7,7 +7,6 @@
 #include <QCoreApplication>
 #include <QEvent>
 #include <QFileDialog>
-#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegend>
@@ -150,12 +149,14 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession*, QWidget
 
 QWidget* KvCacheView::buildPanel() {
   auto* panel = new QWidget(this);
-  auto* grid = new QGridLayout(panel);
-  grid->setContentsMargins(0, 0, 0, 0);
-  int column = 0;
-  auto add = [&](const QString& label, QWidget* w, int row) {
-    if (!label.isEmpty()) grid->addWidget(new QLabel(label, panel), row, column++, Qt::AlignRight);
-    grid->addWidget(w, row, column++);
+  // two rows: what to generate, then what to compare and run (one row would widen the window)
+  auto* rows = new QVBoxLayout(panel);
+  rows->setContentsMargins(0, 0, 0, 0);
+  auto* generation = new QHBoxLayout;
+  auto* comparison = new QHBoxLayout;
+  auto add = [&](QHBoxLayout* row, const QString& label, QWidget* w) {
+    if (!label.isEmpty()) row->addWidget(new QLabel(label, panel));
+    row->addWidget(w);
   };
 
   promptSource_ = new QComboBox(panel);
@@ -244,23 +245,26 @@ QWidget* KvCacheView::buildPanel() {
   connect(scope_, &QComboBox::currentIndexChanged, this, rerun);
   connect(matched_, &QCheckBox::toggled, this, rerun);
   connect(menu, &QMenu::triggered, this, rerun);
-  add(tr("Prompt"), promptSource_, 0);
-  add({}, promptText_, 0);
-  add(tr("New tokens"), tokens_, 0);
-  add(tr("Policy"), policy_, 0);
-  add(tr("Budget"), budget_, 0);
-  add(tr("per"), scope_, 0);
-  add({}, compare_, 0);
-  add({}, matched_, 0);
-  add({}, follow_, 0);
-  add({}, runButton_, 0);
-  add({}, busy_, 0);
-  grid->setColumnStretch(column++, 1);
-  add({}, report, 0);
+  add(generation, tr("Prompt"), promptSource_);
+  add(generation, {}, promptText_);
+  add(generation, tr("New tokens"), tokens_);
+  add(generation, tr("Policy"), policy_);
+  add(generation, tr("Budget"), budget_);
+  add(generation, tr("per"), scope_);
+  generation->addStretch(1);
+  add(comparison, {}, compare_);
+  add(comparison, {}, matched_);
+  add(comparison, {}, follow_);
+  add(comparison, {}, runButton_);
+  add(comparison, {}, busy_);
+  comparison->addStretch(1);
+  add(comparison, {}, report);
+  rows->addLayout(generation);
+  rows->addLayout(comparison);
   message_ = new QLabel(panel);
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  grid->addWidget(message_, 1, 0, 1, column);
+  rows->addWidget(message_);
   return panel;
 }
 
