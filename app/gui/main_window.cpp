@@ -28,6 +28,7 @@
 #include "experiment_panel.h"
 #include "head_table_view.h"
 #include "head_view.h"
+#include "kv_cache_view.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "model_view.h"
@@ -210,6 +211,7 @@ void MainWindow::buildCentralArea() {
   modelView_ = new ModelView(attention_, this);
   headView_ = new HeadView(attention_, this);
   headTableView_ = new HeadTableView(attention_, session_, this);
+  kvCacheView_ = new KvCacheView(attention_, session_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -222,11 +224,13 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(modelView_, tr("Model"));
   tabs_->addTab(headView_, tr("Head lines"));
   tabs_->addTab(headTableView_, tr("Head table"));
+  tabs_->addTab(kvCacheView_, tr("KV cache"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
   tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
   tabs_->setTabToolTip(4, tr("Every head's diagnostics and importance, head-drop curves; switch heads off"));
+  tabs_->setTabToolTip(5, tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -247,7 +251,7 @@ void MainWindow::buildCentralArea() {
 
 QStringList MainWindow::viewNames() {
   return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
-          QStringLiteral("diagnostics")};
+          QStringLiteral("diagnostics"), QStringLiteral("kv")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -261,6 +265,7 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Model: return *modelView_;
     case View::Heads: return *headView_;
     case View::Diagnostics: return *headTableView_;
+    case View::Kv: return *kvCacheView_;
   }
   return *trainingView_;
 }
@@ -273,7 +278,7 @@ void MainWindow::buildViewMenus() {
   viewMenu->addAction(showPanel);
   viewMenu->addSeparator();
   const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
-                              tr("Head &table (diagnostics, ablation)")};
+                              tr("Head &table (diagnostics, ablation)"), tr("&KV cache")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });

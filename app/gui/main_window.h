@@ -26,6 +26,7 @@ class ExperimentPanel;
 class ExportableView;
 class HeadTableView;
 class HeadView;
+class KvCacheView;
 class LossHistoryModel;
 class ModelView;
 class ProbeEditor;
@@ -47,8 +48,8 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads, Diagnostics };
-  static QStringList viewNames();  // "training", "attention", "model", "heads", "diagnostics"
+  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv };
+  static QStringList viewNames();  // "training", "attention", "model", "heads", "diagnostics", "kv"
   void showView(View view);
   View currentView() const;
   ExportableView& exportable(View view);
@@ -57,6 +58,7 @@ class MainWindow : public QMainWindow {
   ModelView* modelView() const { return modelView_; }
   HeadView* headView() const { return headView_; }
   HeadTableView* headTableView() const { return headTableView_; }
+  KvCacheView* kvCacheView() const { return kvCacheView_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
 
@@ -130,6 +132,7 @@ class MainWindow : public QMainWindow {
   ModelView* modelView_ = nullptr;
   HeadView* headView_ = nullptr;
   HeadTableView* headTableView_ = nullptr;
+  KvCacheView* kvCacheView_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested

@@ -1,0 +1,302 @@
+// The KV-cache view's model: a generation through the cache on a tiny random model gives the
+// known cell states, live counts and bytes; matched runs keep the reference's counts; bad input
+// gives a message. Plus the view drawing its raster offscreen.
+#include <QCheckBox>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTextBrowser>
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+
+#include "attention_map_model.h"
+#include "core/random.h"
+#include "kv_cache_model.h"
+#include "kv_cache_view.h"
+#include "kv_occupancy_raster.h"
+#include "kv_study_report.h"
+
+using namespace attnlab;
+
+namespace {
+
+constexpr int kLayers = 2, kHeads = 4, kDModel = 16, kContext = 16;
+
+std::shared_ptr<const ModelSnapshot> tinySnapshot(const std::function<void(ModelConfig&)>& change = {}) {
+  ModelConfig c;
+  c.vocab = 9;
+  c.d_model = kDModel;
+  c.n_layers = kLayers;
+  c.n_heads = kHeads;
+  c.d_ff = 32;
+  c.context = kContext;
+  if (change) change(c);
+  auto model = std::make_shared<Model>(c, 3);
+  Rng rng(17);
+  for (auto& p : model->params().all())
+    for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] += rng.normal(0.f, 0.3f);
+  auto run = std::make_shared<RunData>();
+  std::vector<std::string> words;
+  for (int i = 0; i < c.vocab; ++i) words.push_back("w" + std::to_string(i));
+  run->vocabulary = std::make_shared<Vocabulary>(words, Vocabulary::Level::Word);
+  run->sequenceLength = kContext;
+  auto snapshot = std::make_shared<ModelSnapshot>();
+  snapshot->step = 7;
+  snapshot->model = model;
+  snapshot->run = run;
+  return snapshot;
+}
+
+const std::vector<int> kPrompt = {1, 4, 2, 8, 0, 3, 3, 5, 7, 6};
+
+KvCacheRequest request(const std::vector<OccupancyRunSpec>& runs, bool matched = false) {
+  KvCacheRequest r;
+  r.model = tinySnapshot();
+  r.probe = kPrompt;
+  r.tokens = 6;
+  r.runs = runs;
+  r.matched = matched;
+  return r;
+}
+
+std::shared_ptr<const KvCacheResult> runToEnd(KvCacheModel& model, const KvCacheRequest& r) {
+  model.run(r);
+  model.waitForIdle();
+  QCoreApplication::processEvents();
+  return model.result();
+}
+
+}  // namespace
+
+class TestKvCacheModel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void windowKeepsTheMostRecentFour() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"window", "4", "head"}}));
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& r = result->record;
+    QCOMPARE(r.steps, 16);
+    QCOMPARE(r.promptLength, 10);
+    QCOMPARE(r.runs.size(), size_t(1));
+    const OccupancyRun& run = r.runs[0];
+    QCOMPARE(run.tokens.size(), size_t(16));
+    QCOMPARE(result->tokenText[0][0], QStringLiteral("w1"));
+    const size_t bytesPerEntry = 2 * (kDModel / kHeads) * 4;
+    QCOMPARE(r.bytesPerEntry, bytesPerEntry);
+    for (int step = 0; step < r.steps; ++step) {
+      const int live = std::min(step + 1, 4);
+      QCOMPARE(run.liveEntries[step], live * kLayers * kHeads);
+      QCOMPARE(run.bytes[step], size_t(live * kLayers * kHeads) * bytesPerEntry);
+      for (int l = 0; l < kLayers; ++l)
+        for (int k = 0; k < kHeads; ++k) {
+          const HeadRaster& h = r.raster(0, l, k);
+          for (int p = 0; p < r.steps; ++p) {
+            CellState want = CellState::NotYet;
+            if (p <= step) want = p > step - 4 ? CellState::Live : p == step - 4 ? CellState::EvictedNow : CellState::EvictedEarlier;
+            QCOMPARE(int(h.cells[r.cell(step, p)]), int(want));
+          }
+        }
+    }
+    QCOMPARE(run.rules.size(), size_t(1));
+    QVERIFY(QString::fromStdString(run.rules[0]).startsWith("window: "));
+    // teacher-forced loss where the next prompt token is known, none after it
+    for (int step = 0; step < r.steps; ++step) QCOMPARE(std::isfinite(run.loss[step]), step < 9);
+  }
+
+  void fullEvictsNothing() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"full", "", "head"}}));
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& r = result->record;
+    for (int step = 0; step < r.steps; ++step) {
+      QCOMPARE(r.runs[0].liveEntries[step], (step + 1) * kLayers * kHeads);
+      for (int l = 0; l < kLayers; ++l)
+        for (int k = 0; k < kHeads; ++k)
+          for (int p = 0; p <= step; ++p) QCOMPARE(int(r.raster(0, l, k).cells[r.cell(step, p)]), int(CellState::Live));
+    }
+  }
+
+  void streamingLlmMarksSinks() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"streaming_llm", "6", "head"}}));
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& r = result->record;
+    const HeadRaster& h = r.raster(0, 1, 2);
+    const int last = r.steps - 1;  // 4 sinks (the default) and the 2 most recent
+    for (int p = 0; p <= last; ++p) {
+      const CellState want = p < 4           ? CellState::Sink
+                             : p >= last - 1 ? CellState::Live
+                             : p == last - 2 ? CellState::EvictedNow
+                                             : CellState::EvictedEarlier;
+      QCOMPARE(int(h.cells[r.cell(last, p)]), int(want));
+    }
+  }
+
+  void matchedRunsKeepTheReferenceCounts() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"h2o", "30%", "layer"}, {"window", "", "head"}, {"k_norm", "", "head"}}, true));
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& r = result->record;
+    QCOMPARE(r.runs.size(), size_t(3));
+    QVERIFY(r.runs[1].matched && r.runs[2].matched);
+    QCOMPARE(r.runs[1].headLive, r.runs[0].headLive);
+    QCOMPARE(r.runs[2].headLive, r.runs[0].headLive);
+    QCOMPARE(r.runs[2].liveEntries, r.runs[0].liveEntries);
+    QCOMPARE(r.runs[2].bytes, r.runs[0].bytes);
+  }
+
+  void sameBudgetWithoutMatching() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"window", "5", "head"}, {"random", "5", "head"}, {"full", "", "head"}}));
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& r = result->record;
+    QCOMPARE(r.runs[1].liveEntries, r.runs[0].liveEntries);
+    QCOMPARE(r.runs[2].liveEntries.back(), r.steps * kLayers * kHeads);
+  }
+
+  void badInputGivesAMessage() {
+    KvCacheModel model;
+    QSignalSpy failed(&model, &KvCacheModel::failed);
+    QVERIFY(!runToEnd(model, request({{"window", "0", "head"}})));
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(!model.message().isEmpty() && !model.message().contains('\n'));
+    QVERIFY(!runToEnd(model, request({{"no_such_policy", "4", "head"}})));
+    QVERIFY(model.message().contains("no_such_policy"));
+    QVERIFY(!runToEnd(model, request({{"window", "", "head"}})));
+    QVERIFY(model.message().contains("needs a budget"));
+    QVERIFY(!runToEnd(model, request({{"window", "4", "diagonal"}})));
+    QVERIFY(!runToEnd(model, request({{"learned_gate", "", "head"}})));
+    QVERIFY(model.message().contains("retention_gate"));
+    KvCacheRequest text = request({{"window", "4", "head"}});
+    text.prompt = KvCacheRequest::Prompt::Text;
+    text.text = "w1 w2 zebra";
+    QVERIFY(!runToEnd(model, text));
+    QVERIFY(model.message().contains("zebra"));
+    QCOMPARE(failed.count(), 6);
+  }
+
+  void momentumShowsTheEnginesMessage() {
+    KvCacheModel model;
+    KvCacheRequest r = request({{"full", "", "head"}});
+    r.model = tinySnapshot([](ModelConfig& c) { c.attention = {"momentum"}; });
+    QVERIFY(!runToEnd(model, r));
+    QVERIFY2(model.message().contains("cannot decode"), qPrintable(model.message()));
+  }
+
+  void linearLayersAndGroupedHeads() {
+    KvCacheModel model;
+    KvCacheRequest r = request({{"window", "4", "head"}});
+    r.model = tinySnapshot([](ModelConfig& c) {
+      c.attention = {"linear", "softmax"};  // layer 0 decodes from a constant-size state
+      c.positional = "none";
+      c.n_kv_heads = 2;                     // two query heads read each KV head
+    });
+    const auto result = runToEnd(model, r);
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& rec = result->record;
+    QCOMPARE(rec.kvHeads, 2);
+    QCOMPARE(rec.group, 2);
+    QVERIFY(!rec.cachesLayer[0] && rec.cachesLayer[1]);
+    QVERIFY(rec.raster(0, 0, 0).cells.empty());
+    const OccupancyRun& run = rec.runs[0];
+    QVERIFY(run.stateBytes > 0);
+    QCOMPARE(run.liveEntries.back(), 4 * 2);  // one caching layer x two KV heads
+    QCOMPARE(run.bytes.back(), size_t(4 * 2) * 2 * (kDModel / kHeads) * 4);
+  }
+
+  void longPromptIsCutToTheContext() {
+    KvCacheModel model;
+    KvCacheRequest r = request({{"window", "4", "head"}});
+    r.probe = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6};
+    const auto result = runToEnd(model, r);
+    QVERIFY2(result, qPrintable(model.message()));
+    QCOMPARE(result->record.promptLength, kContext - 6);
+    QVERIFY(result->note.contains("cut"));
+  }
+
+  void rasterDrawsCells() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"window", "4", "head"}}));
+    QVERIFY(result);
+    KvOccupancyRaster raster;
+    raster.resize(500, 500);
+    raster.show(result, 0, 0, 0);
+    const QImage image = raster.grab().toImage();
+    // the live colour and the evicted-this-step colour both appear
+    bool live = false, evicted = false;
+    for (int y = 0; y < image.height(); y += 2)
+      for (int x = 0; x < image.width(); x += 2) {
+        const QRgb c = image.pixel(x, y);
+        live |= c == KvOccupancyRaster::stateColour(CellState::Live).rgb();
+        evicted |= c == KvOccupancyRaster::ruleColour(0).rgb();
+      }
+    QVERIFY(live);
+    QVERIFY(evicted);
+    // the hover text names the state, and for an entry gone earlier when and why it left
+    QVERIFY(raster.describeCell(5, 0).startsWith("evicted earlier at step 4 (window: "));
+    QCOMPARE(raster.describeCell(5, 3), QStringLiteral("live"));
+    QCOMPARE(raster.describeCell(2, 9), QStringLiteral("not yet generated"));
+    QCOMPARE(raster.describeCell(16, 0), QString());
+  }
+
+  void studyReportOpensTheRepositorysReport() {
+    KvStudyReport report;
+    QVERIFY(!report.load(QStringLiteral("/nonexistent-folder")).isEmpty());
+    QCOMPARE(report.load(QStringLiteral(ATTNLAB_REPORT_DIR)), QString());
+    QVERIFY(report.tabs()->count() >= 2);
+    auto* browser = qobject_cast<QTextBrowser*>(report.tabs()->widget(0));
+    QVERIFY(browser && browser->toPlainText().contains("Live-cache study"));
+    QFile csv(QStringLiteral(ATTNLAB_REPORT_DIR "/results.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+    const int rows = QString::fromUtf8(csv.readAll()).trimmed().count('\n');  // lines after the header
+    QTableWidget* table = nullptr;
+    for (int i = 0; i < report.tabs()->count(); ++i)
+      if (report.tabs()->tabText(i) == "results.csv") table = qobject_cast<QTableWidget*>(report.tabs()->widget(i));
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), rows);
+    QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("attention"));
+    QCOMPARE(KvStudyReport::splitCsvLine(QStringLiteral("a,\"b,\"\"c\"\"\",,d")), QStringList({"a", "b,\"c\"", "", "d"}));
+  }
+
+  void viewRunsOnceWithAModel() {
+    AttentionMapModel attention;
+    KvCacheView view(&attention, nullptr);
+    view.resize(1400, 800);
+    view.show();
+    auto trace = std::make_shared<TraceSnapshot>();
+    trace->model = tinySnapshot();
+    trace->trace.tokens = kPrompt;
+    trace->vocabulary = trace->model->run->vocabulary;
+    trace->maxProbeLength = kContext;
+    attention.setTrace(trace);
+    QTRY_VERIFY_WITH_TIMEOUT(view.model()->result() != nullptr, 20000);
+    QVERIFY(view.hasExportData());
+    QString csv;
+    QTextStream out(&csv);
+    view.writeCsv(out);
+    QVERIFY(csv.count('\n') > 16);
+    // the defaults compare more policies at the same budget; ticking the matched protocol runs again
+    const auto first = view.model()->result();
+    QVERIFY(first->record.runs.size() >= 2 && !first->record.runs.back().matched);
+    auto* matched = view.findChild<QCheckBox*>("matchedProtocol");
+    QVERIFY(matched);
+    matched->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(view.model()->result() != first, 20000);
+    const OccupancyRecord& r = view.model()->result()->record;
+    int followers = 0;
+    for (size_t i = 1; i < r.runs.size(); ++i)
+      if (r.runs[i].spec.policy != "full") {
+        QVERIFY(r.runs[i].matched);
+        QCOMPARE(r.runs[i].headLive, r.runs[0].headLive);
+        ++followers;
+      }
+    QVERIFY(followers > 0);
+  }
+};
+
+QTEST_MAIN(TestKvCacheModel)
+#include "test_kv_cache_model.moc"
