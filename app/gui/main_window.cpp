@@ -25,6 +25,7 @@
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "experiment_files.h"
+#include "embedding_tab.h"
 #include "experiment_panel.h"
 #include "head_view.h"
 #include "io/config_json.h"
@@ -32,6 +33,7 @@
 #include "model_view.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
+#include "spectra_tab.h"
 #include "training_view.h"
 #include "view_export.h"
 
@@ -207,6 +209,8 @@ void MainWindow::buildCentralArea() {
   heatmap_ = new AttentionHeatmapView(attention_, this);
   modelView_ = new ModelView(attention_, this);
   headView_ = new HeadView(attention_, this);
+  spectraTab_ = new SpectraTab(attention_, session_, this);
+  embeddingTab_ = new EmbeddingTab(attention_, session_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -218,10 +222,14 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(heatmap_, tr("Attention"));
   tabs_->addTab(modelView_, tr("Model"));
   tabs_->addTab(headView_, tr("Heads"));
+  tabs_->addTab(spectraTab_, tr("Spectra"));
+  tabs_->addTab(embeddingTab_, tr("Embedding 3D"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
   tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
+  tabs_->setTabToolTip(4, tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"));
+  tabs_->setTabToolTip(5, tr("The selected head's queries and keys on the probe, jointly in 3D"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -241,7 +249,8 @@ void MainWindow::buildCentralArea() {
 }
 
 QStringList MainWindow::viewNames() {
-  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads")};
+  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
+          QStringLiteral("spectra"),  QStringLiteral("embedding")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -254,6 +263,8 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Attention: return *heatmap_;
     case View::Model: return *modelView_;
     case View::Heads: return *headView_;
+    case View::Spectra: return *spectraTab_;
+    case View::Embedding: return *embeddingTab_;
   }
   return *trainingView_;
 }
@@ -265,7 +276,8 @@ void MainWindow::buildViewMenus() {
   showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   viewMenu->addAction(showPanel);
   viewMenu->addSeparator();
-  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)")};
+  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
+                              tr("&Spectra of W_q^T W_k"), tr("Query-key &embedding (3D)")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
@@ -524,6 +536,7 @@ void MainWindow::saveCapture() {
   const QString file = capture_.file;
   QStringList saved;
   if (!file.isEmpty()) {
+    settleView(currentView());
     if (!grab().save(file)) return emit captureFinished(false, tr("could not write the screenshot to %1").arg(file));
     saved << file;
   }
@@ -542,6 +555,7 @@ void MainWindow::saveCapture() {
     for (const auto& [view, file] : exports) {
       showView(view);
       QApplication::processEvents();  // lay the tab out at its real size before drawing it
+      settleView(view);
       const QString suffix = QFileInfo(file).suffix().toLower();
       const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
                                   : suffix == QLatin1String("csv") ? ExportFormat::Csv
@@ -552,6 +566,12 @@ void MainWindow::saveCapture() {
     }
   }
   emit captureFinished(true, tr("saved %1").arg(saved.join(QStringLiteral(", "))));
+}
+
+void MainWindow::settleView(View view) {
+  if (view == View::Spectra) spectraTab_->waitForResults();
+  if (view == View::Embedding) embeddingTab_->waitForResults();
+  QApplication::processEvents();
 }
 
 }  // namespace attnlab

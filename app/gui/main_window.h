@@ -23,12 +23,14 @@ class AttentionHeatmapView;
 class AttentionMapModel;
 class ExperimentFiles;
 class ExperimentPanel;
+class EmbeddingTab;
 class ExportableView;
 class HeadView;
 class LossHistoryModel;
 class ModelView;
 class ProbeEditor;
 class SelectionBar;
+class SpectraTab;
 class TrainingView;
 
 class MainWindow : public QMainWindow {
@@ -46,8 +48,8 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads };
-  static QStringList viewNames();  // "training", "attention", "model", "heads"
+  enum class View { Training, Attention, Model, Heads, Spectra, Embedding };
+  static QStringList viewNames();  // "training", "attention", "model", "heads", "spectra", "embedding"
   void showView(View view);
   View currentView() const;
   ExportableView& exportable(View view);
@@ -55,6 +57,8 @@ class MainWindow : public QMainWindow {
   AttentionHeatmapView* heatmap() const { return heatmap_; }
   ModelView* modelView() const { return modelView_; }
   HeadView* headView() const { return headView_; }
+  SpectraTab* spectraTab() const { return spectraTab_; }
+  EmbeddingTab* embeddingTab() const { return embeddingTab_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
 
@@ -101,6 +105,7 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void clearResults();
   void saveCapture();
+  void settleView(View view);  // the view's background results computed and shown
 
   ExperimentConfig config_;
   QString presetName_;
@@ -127,6 +132,8 @@ class MainWindow : public QMainWindow {
   AttentionHeatmapView* heatmap_ = nullptr;
   ModelView* modelView_ = nullptr;
   HeadView* headView_ = nullptr;
+  SpectraTab* spectraTab_ = nullptr;
+  EmbeddingTab* embeddingTab_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested
