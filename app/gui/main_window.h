@@ -53,6 +53,9 @@ class MainWindow : public QMainWindow {
   void showView(View view);
   View currentView() const;
   ExportableView& exportable(View view);
+  // Blocks until the view's background computation for the latest trace is done and shown
+  // (before a capture; the views that compute off the UI thread would otherwise lag a step).
+  void settleView(View view);
   TrainingView* trainingView() const { return trainingView_; }
   AttentionHeatmapView* heatmap() const { return heatmap_; }
   ModelView* modelView() const { return modelView_; }
@@ -105,7 +108,6 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void clearResults();
   void saveCapture();
-  void settleView(View view);  // the view's background results computed and shown
 
   ExperimentConfig config_;
   QString presetName_;
