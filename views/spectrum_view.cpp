@@ -61,6 +61,15 @@ void setRoundRange(QValueAxis* axis, double top) {
   axis->applyNiceNumbers();
 }
 
+// The smallest of 1, 2, 5 x 10^k that is at least `raw`.
+double roundStep(double raw) {
+  if (!(raw > 0)) return 1;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * decade >= raw * (1 - 1e-9)) return m * decade;
+  return 10 * decade;
+}
+
 // Ticks on whole numbers from `first` to `last` (at most about 8 of them), half a unit of margin.
 void setIntegerTicks(QValueAxis* axis, int first, int last) {
   axis->setRange(first - 0.5, last + 0.5);
@@ -295,8 +304,11 @@ void SpectrumView::fitPlaneAspect() {
     if (std::abs(x->max() - wide) > 1e-12 * wide || std::abs(y->max() - tall) > 1e-12 * tall) {
       for (auto [axis, half] : {std::pair{x, wide}, std::pair{y, tall}}) {
         axis->setRange(-half, half);
-        axis->setTickCount(5);  // odd: 0 is a tick
-        axis->setLabelFormat(QStringLiteral("%.2g"));
+        // Round ticks through 0 (the range itself is whatever keeps the units square).
+        axis->setTickType(QValueAxis::TicksDynamic);
+        axis->setTickAnchor(0);
+        axis->setTickInterval(roundStep(half / 2));
+        axis->setLabelFormat(QStringLiteral("%.3g"));
       }
     }
     if (!planeMoved_) break;
@@ -347,16 +359,24 @@ void SpectrumView::updateNumbers() {
     numbers_->setText(tr("No spectra yet"));
     return;
   }
+  // Largest |eigenvalue| over the null radius: how far training has moved the head past chance.
+  const double null = model_->nullRadius() > 0 && !model_->nullSymmetric() ? model_->nullRadius() : 0;
   QString html = tr("<table cellspacing=0 cellpadding=3><tr><th></th><th align=right>skew<br>share</th>"
-                    "<th align=right>non-<br>normality</th></tr>");
-  for (const SpectrumModel::Numbers& n : model_->numbers())
-    html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td><td align=right>%3</td><td align=right>%4</td></tr>")
-                .arg(categoryColor(n.head).name(), headName(n.head), number(n.skewEnergyShare), number(n.nonNormality));
+                    "<th align=right>non-<br>normality</th><th align=right>|\u03bb|max<br>/ null</th></tr>");
+  for (const SpectrumModel::Numbers& n : model_->numbers()) {
+    double radius = 0;
+    for (const QPointF& z : model_->eigenvaluePoints(n.head)) radius = std::max(radius, std::hypot(z.x(), z.y()));
+    html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td><td align=right>%3</td><td align=right>%4</td>"
+                           "<td align=right>%5</td></tr>")
+                .arg(categoryColor(n.head).name(), headName(n.head), number(n.skewEnergyShare), number(n.nonNormality),
+                     null > 0 ? QString::number(radius / null, 'f', 1) : QStringLiteral("-"));
+  }
   html += tr("</table><p>skew share: ||A||\u00b2/||M||\u00b2 for<br>M = S + A (S symmetric, A skew);<br>"
              "0 = pure matching, 1 = pure rotation.</p><p>non-normality: Henrici departure<br>"
              "\u221a(||M||\u00b2 \u2212 \u03a3|\u03bb|\u00b2) / ||M||; 0 = normal.</p>");
   if (model_->nullRadius() > 0)
-    html += tr("<p>null radius %1: eigenvalues of a<br>random head at the initial scale.</p>").arg(number(model_->nullRadius()));
+    html += tr("<p>null radius %1: eigenvalues of a<br>random head at the initial scale<br>lie within it (dashed circle).</p>")
+                .arg(number(model_->nullRadius()));
   numbers_->setText(html);
 }
 

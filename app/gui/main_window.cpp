@@ -24,8 +24,8 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
-#include "experiment_files.h"
 #include "embedding_tab.h"
+#include "experiment_files.h"
 #include "experiment_panel.h"
 #include "head_view.h"
 #include "io/config_json.h"

@@ -1,8 +1,8 @@
 #pragma once
 // The desktop window: training controls in the toolbar, the experiment panel docked on the left;
-// in the centre the views as tabs (training charts, attention heatmap, model view, head view) with
-// the probe editor and the shared layer/head selection above the attention views; state and errors
-// in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
+// in the centre the views as tabs (training charts, attention heatmap, model view, head view,
+// spectra, 3D query-key embedding) with the probe editor and the shared layer/head selection above
+// the attention views; state and errors in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
 // what the session publishes. Files (save, open, recent, autosave) are ExperimentFiles' business.
 #include <QMainWindow>
 #include <memory>
