@@ -224,6 +224,16 @@ class AppSmokeTest : public QObject {
     for (int y = 0; y < before.height(); ++y)
       for (int x = 0; x < before.width(); ++x) changed += before.pixel(x, y) != turned.pixel(x, y);
     QVERIFY2(changed > 1000, qPrintable(QStringLiteral("only %1 pixels changed after turning the camera").arg(changed)));
+    // Coloured by role with the last query's lines drawn: the picture the guide describes.
+    QkEmbeddingModel* embeddingModel = window.embeddingTab()->model();
+    embeddingModel->setColorBy(QkEmbeddingModel::ColorBy::Role);
+    embeddingModel->selectQuery(embeddingModel->count(QkEmbeddingModel::Kind::Query) - 1);
+    QVERIFY(!embeddingModel->selectedLines().empty());
+    QVERIFY(!embeddingModel->categories().isEmpty());
+    QTest::qWait(100);
+    QCOMPARE(exportView(window.exportable(MainWindow::View::Embedding), ExportFormat::Png,
+                        shots.filePath(QStringLiteral("embedding-roles.png"))),
+             QString());
     window.attentionMap().select(0, 0);
 
     // The heatmap's pixels at two known cells differ as their weights do: the brighter cell is the
