@@ -2,6 +2,9 @@
 // The "Embedding 3D" tab: the joint query-key embedding panel (VTK) of the shared selected head on
 // the probe, computed by a QkEmbeddingSource while the tab is shown. PNG export grabs the rendered
 // picture with the panel's text; SVG holds the same picture as an image (a 3D scene has no vector form).
+// The OpenGL panel is made when the tab is first shown, and only if OpenGL works on the display:
+// a window holding an OpenGL widget composes through OpenGL, which a display without it (Qt's
+// offscreen platform) cannot do; there the tab says so instead.
 #include <QWidget>
 
 #include "view_export.h"
@@ -23,7 +26,7 @@ class EmbeddingTab : public QWidget, public ExportableView {
   EmbeddingTab(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
 
   QkEmbeddingModel* model() const { return model_; }
-  QkEmbeddingPanel* panel() const { return panel_; }
+  QkEmbeddingPanel* panel() const { return panel_; }  // null until shown, or without OpenGL
   QkEmbeddingSource* source() const { return source_; }
   // Blocks until the embedding of the latest trace is computed and handed to the view.
   void waitForResults();
@@ -41,7 +44,8 @@ class EmbeddingTab : public QWidget, public ExportableView {
  private:
   QkEmbeddingModel* model_;
   QkEmbeddingSource* source_;
-  QkEmbeddingPanel* panel_;
+  QkEmbeddingPanel* panel_ = nullptr;
+  QLabel* placeholder_;  // before the first show, or the reason there is no 3D view
   QLabel* error_;
 };
 
