@@ -40,8 +40,9 @@ void QkEmbeddingModel::setData(std::shared_ptr<const QkEmbeddingData> data) {
           throw std::invalid_argument("embedding: attention names key " + std::to_string(kw.key) + " of " +
                                       std::to_string(keys));
   }
+  const int queries = count(Kind::Query);
   data_ = std::move(data);
-  selected_ = -1;
+  if (count(Kind::Query) != queries) selected_ = -1;
   rebuildCategories();
   emit dataChanged();
   emit selectionChanged();

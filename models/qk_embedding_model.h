@@ -51,7 +51,8 @@ class QkEmbeddingModel : public QObject {
 
   using QObject::QObject;
 
-  // Clears the selected query. Throws std::invalid_argument when `attention` names a key that
+  // Keeps the selected query when the new data has as many queries (the same probe, retraced at a
+  // later step), else clears it. Throws std::invalid_argument when `attention` names a key that
   // does not exist or its size differs from the number of queries (when not empty).
   void setData(std::shared_ptr<const QkEmbeddingData> data);
   void setColorBy(ColorBy colorBy);

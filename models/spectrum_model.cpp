@@ -13,8 +13,8 @@ namespace {
 std::vector<int> shapeOf(const SpectrumSeries* series) {
   std::vector<int> heads;
   if (!series) return heads;
-  for (const SpectrumSnapshot& snapshot : series->snapshots)
-    for (const HeadSpectrum& h : snapshot.heads) {
+  for (const auto& snapshot : series->snapshots)
+    for (const HeadSpectrum& h : snapshot->heads) {
       if (h.layer >= static_cast<int>(heads.size())) heads.resize(h.layer + 1, 0);
       heads[h.layer] = std::max(heads[h.layer], h.head + 1);
     }
@@ -22,11 +22,11 @@ std::vector<int> shapeOf(const SpectrumSeries* series) {
 }
 
 void checkUnique(const SpectrumSeries& series) {
-  for (const SpectrumSnapshot& snapshot : series.snapshots) {
+  for (const auto& snapshot : series.snapshots) {
     std::set<std::pair<int, int>> seen;
-    for (const HeadSpectrum& h : snapshot.heads)
+    for (const HeadSpectrum& h : snapshot->heads)
       if (h.layer < 0 || h.head < 0 || !seen.insert({h.layer, h.head}).second)
-        throw std::invalid_argument("spectra: snapshot at step " + std::to_string(snapshot.step) + " lists layer " +
+        throw std::invalid_argument("spectra: snapshot at step " + std::to_string(snapshot->step) + " lists layer " +
                                     std::to_string(h.layer) + " head " + std::to_string(h.head) +
                                     (h.layer < 0 || h.head < 0 ? " (negative)" : " twice"));
   }
@@ -38,10 +38,14 @@ void SpectrumModel::setSeries(std::shared_ptr<const SpectrumSeries> series) {
   if (series) checkUnique(*series);
   const std::vector<int> shape = shapeOf(series.get());
   const bool reshaped = shape != headsPerLayer_ || snapshotCount() != (series ? int(series->snapshots.size()) : 0);
+  const bool followLatest = snapshot_ + 1 >= snapshotCount();
+  const int shownStep = step();
   series_ = std::move(series);
   headsPerLayer_ = shape;
   if (layer_ >= layerCount() || (head_ != kAllHeads && head_ >= headCount(layer_))) layer_ = head_ = 0;
   snapshot_ = std::max(0, snapshotCount() - 1);
+  if (!followLatest)
+    while (snapshot_ > 0 && series_->snapshots[snapshot_]->step > shownStep) --snapshot_;
   if (reshaped) emit shapeChanged();
   emit spectrumChanged();
 }
@@ -67,7 +71,7 @@ int SpectrumModel::headCount(int layer) const {
   return layer >= 0 && layer < layerCount() ? headsPerLayer_[layer] : 0;
 }
 
-int SpectrumModel::step() const { return hasData() ? series_->snapshots[snapshot_].step : 0; }
+int SpectrumModel::step() const { return hasData() ? series_->snapshots[snapshot_]->step : 0; }
 
 std::vector<int> SpectrumModel::shownHeads() const {
   std::vector<int> heads;
@@ -84,7 +88,7 @@ const HeadSpectrum* SpectrumModel::find(const std::vector<HeadSpectrum>& heads, 
 }
 
 const HeadSpectrum* SpectrumModel::shown(int head) const {
-  return hasData() ? find(series_->snapshots[snapshot_].heads, head) : nullptr;
+  return hasData() ? find(series_->snapshots[snapshot_]->heads, head) : nullptr;
 }
 
 QList<QPointF> SpectrumModel::eigenvaluePoints(int head) const {
@@ -135,13 +139,17 @@ bool SpectrumModel::usesRope() const {
   return false;
 }
 
+bool SpectrumModel::isShown(const HeadSpectrum& h) const {
+  return h.layer == layer_ && (head_ == kAllHeads || h.head == head_);
+}
+
 std::vector<const HeadSpectrum*> SpectrumModel::rangeHeads() const {
   std::vector<const HeadSpectrum*> heads;
   if (!hasData()) return heads;
   for (int i = 0; i < snapshotCount(); ++i) {
     if (fit_ && i != snapshot_) continue;
-    for (const HeadSpectrum& h : series_->snapshots[i].heads)
-      if (h.layer == layer_) heads.push_back(&h);
+    for (const HeadSpectrum& h : series_->snapshots[i]->heads)
+      if (isShown(h)) heads.push_back(&h);
   }
   return heads;
 }
@@ -157,7 +165,7 @@ double SpectrumModel::planeExtent() const {
   std::vector<const HeadSpectrum*> heads = rangeHeads();
   if (series_)
     for (const HeadSpectrum& h : series_->nullDraw)
-      if (h.layer == layer_) heads.push_back(&h);
+      if (isShown(h)) heads.push_back(&h);
   for (const HeadSpectrum* h : heads)
     for (const auto& z : h->eigenvalues) extent = std::max({extent, std::abs(z.real()), std::abs(z.imag())});
   return extent > 0 ? extent * 1.1 : 1.0;

@@ -35,7 +35,8 @@ struct SpectrumSnapshot {
 };
 
 struct SpectrumSeries {
-  std::vector<SpectrumSnapshot> snapshots;  // in training order
+  // In training order; shared, so a growing history is republished without copying its frames.
+  std::vector<std::shared_ptr<const SpectrumSnapshot>> snapshots;
   double nullRadius = 0;       // Ginibre circular-law radius at the initial scale
   bool nullSymmetric = false;  // queries are keys: the null is real, not a disk
   std::vector<HeadSpectrum> nullDraw;  // eigenvalues of each head in a freshly initialised model
@@ -52,7 +53,9 @@ class SpectrumModel : public QObject {
 
   using QObject::QObject;
 
-  // Keeps layer/head when they still exist; shows the last snapshot. Throws std::invalid_argument
+  // Keeps layer/head when they still exist. Shows the last snapshot when the last (or none) was
+  // shown, so a live history follows training; else stays on the shown step (or the latest one
+  // before it), so moving through the history is not interrupted. Throws std::invalid_argument
   // when a snapshot lists a head twice.
   void setSeries(std::shared_ptr<const SpectrumSeries> series);
   void select(int layer, int head);  // head kAllHeads overlays every head of the layer; ignored if out of range
@@ -86,11 +89,11 @@ class SpectrumModel : public QObject {
   bool usesRope() const;
   double nullRadius() const { return series_ ? series_->nullRadius : 0; }
   bool nullSymmetric() const { return series_ && series_->nullSymmetric; }
-  // Half-width of the square complex-plane view that holds every eigenvalue of the layer in every
-  // snapshot (or the shown one, see setFitToSnapshot), the null disk and the draw, with a margin.
+  // Half-width of the square complex-plane view that holds every eigenvalue of the shown heads in
+  // every snapshot (or the shown one, see setFitToSnapshot), the null disk and the draw, with a margin.
   double planeExtent() const;
-  double maxSingularValue() const;  // over the layer and all snapshots (or the shown one)
-  int maxRank() const;              // most singular values any head of the layer has
+  double maxSingularValue() const;  // over the shown heads and all snapshots (or the shown one)
+  int maxRank() const;              // most singular values any shown head has
 
  signals:
   void shapeChanged();     // layers, heads or snapshot count changed
@@ -99,7 +102,8 @@ class SpectrumModel : public QObject {
  private:
   const HeadSpectrum* find(const std::vector<HeadSpectrum>& heads, int head) const;
   const HeadSpectrum* shown(int head) const;
-  // The layer's heads in every snapshot the ranges cover.
+  bool isShown(const HeadSpectrum& h) const;
+  // The shown heads in every snapshot the ranges cover.
   std::vector<const HeadSpectrum*> rangeHeads() const;
 
   std::shared_ptr<const SpectrumSeries> series_;

@@ -90,8 +90,14 @@ QkEmbeddingView::QkEmbeddingView(QkEmbeddingModel* model, QWidget* parent)
   renderer_->AddActor(outlineActor_);
 
   connect(model_, &QkEmbeddingModel::dataChanged, this, [this] {
+    // The same probe at a later step keeps the user's camera; other points get the default one.
+    const bool samePoints = queryPoints_ && model_->count(Kind::Query) == queryPoints_->GetNumberOfPoints() &&
+                            model_->count(Kind::Key) == keyPoints_->GetNumberOfPoints();
     rebuildPoints();
-    resetCamera();
+    if (samePoints)
+      update();
+    else
+      resetCamera();
   });
   connect(model_, &QkEmbeddingModel::colorsChanged, this, [this] {
     recolor();

@@ -61,6 +61,24 @@ void setRoundRange(QValueAxis* axis, double top) {
   axis->applyNiceNumbers();
 }
 
+// The smallest of 1, 2, 5 x 10^k that is at least `raw`.
+double roundStep(double raw) {
+  if (!(raw > 0)) return 1;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * decade >= raw * (1 - 1e-9)) return m * decade;
+  return 10 * decade;
+}
+
+// Ticks on whole numbers from `first` to `last` (at most about 8 of them), half a unit of margin.
+void setIntegerTicks(QValueAxis* axis, int first, int last) {
+  axis->setRange(first - 0.5, last + 0.5);
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(first);
+  axis->setTickInterval(std::max(1, (last - first + 7) / 8));
+  axis->setLabelFormat(QStringLiteral("%d"));
+}
+
 QString headName(int head) { return QObject::tr("head %1").arg(head + 1); }
 
 QScatterSeries* scatter(const QList<QPointF>& points, const QString& name, const QColor& color, double size) {
@@ -80,14 +98,17 @@ QString number(double value) { return std::isfinite(value) ? QString::number(val
 SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
     : QWidget(parent),
       model_(model),
+      layerLabel_(new QLabel(tr("Layer"), this)),
       layerPicker_(new QComboBox(this)),
+      headLabel_(new QLabel(tr("Head"), this)),
       headPicker_(new QComboBox(this)),
+      overlay_(new QCheckBox(tr("All heads of the layer"), this)),
       slider_(new QSlider(Qt::Horizontal, this)),
       play_(new QPushButton(tr("Play"), this)),
       fit_(new QCheckBox(tr("Fit axes to this step"), this)),
       stepLabel_(new QLabel(this)),
       numbers_(new QLabel(this)),
-      plane_(makeChartView(tr("Eigenvalues of W_q\u1d40W_k"), tr("real"), tr("imaginary"), this)),
+      plane_(makeChartView(tr("Eigenvalues of W_q^T W_k"), tr("real"), tr("imaginary"), this)),
       singular_(makeChartView(tr("Singular values"), tr("rank"), tr("\u03c3"), this)),
       rope_(makeChartView(tr("RoPE pairs: z = rotation-commuting part of each 2×2 block"),
                           tr("pair (0 = fastest rotation)"), QString(), this)),
@@ -97,11 +118,13 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   rope_->chart()->addAxis(magnitudeAxis_, Qt::AlignRight);
   axis(rope_->chart(), Qt::Vertical)->setTitleText(tr("phase arg z, rad (dots)"));
   auto* controls = new QHBoxLayout;
-  controls->addWidget(new QLabel(tr("Layer"), this));
+  controls->addWidget(layerLabel_);
   controls->addWidget(layerPicker_);
   controls->addSpacing(8);
-  controls->addWidget(new QLabel(tr("Head"), this));
+  controls->addWidget(headLabel_);
   controls->addWidget(headPicker_);
+  controls->addWidget(overlay_);
+  overlay_->hide();
   controls->addSpacing(12);
   controls->addWidget(play_);
   controls->addWidget(slider_, 1);
@@ -140,6 +163,10 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   });
   connect(headPicker_, &QComboBox::currentIndexChanged, this,
           [this](int index) { model_->select(model_->selectedLayer(), index - 1); });  // item 0 is "all"
+  overlay_->setToolTip(tr("Overlay the spectra of every head of the selected layer, one colour per head"));
+  connect(overlay_, &QCheckBox::toggled, this, [this](bool all) {
+    model_->select(model_->selectedLayer(), all ? SpectrumModel::kAllHeads : singleHead_);
+  });
   connect(slider_, &QSlider::valueChanged, model_, &SpectrumModel::setSnapshot);
   connect(fit_, &QCheckBox::toggled, model_, &SpectrumModel::setFitToSnapshot);
   connect(play_, &QPushButton::clicked, this, [this] { setPlaying(!playing()); });
@@ -178,9 +205,20 @@ void SpectrumView::setPlaying(bool play) {
 
 void SpectrumView::setPlayInterval(int milliseconds) { timer_->setInterval(milliseconds); }
 
+void SpectrumView::setSharedSelection(bool shared) {
+  for (QWidget* w : {static_cast<QWidget*>(layerLabel_), static_cast<QWidget*>(layerPicker_), static_cast<QWidget*>(headLabel_),
+                     static_cast<QWidget*>(headPicker_)})
+    w->setVisible(!shared);
+  overlay_->setVisible(shared);
+}
+
 void SpectrumView::syncControls() {
-  const QSignalBlocker quietLayer(layerPicker_), quietHead(headPicker_), quietSlider(slider_), quietFit(fit_);
+  const QSignalBlocker quietLayer(layerPicker_), quietHead(headPicker_), quietSlider(slider_), quietFit(fit_),
+      quietOverlay(overlay_);
   fit_->setChecked(model_->fitToSnapshot());
+  if (model_->selectedHead() != SpectrumModel::kAllHeads) singleHead_ = model_->selectedHead();
+  overlay_->setChecked(model_->selectedHead() == SpectrumModel::kAllHeads);
+  overlay_->setEnabled(model_->hasData());
   if (layerPicker_->count() != model_->layerCount()) {
     layerPicker_->clear();
     for (int i = 0; i < model_->layerCount(); ++i) layerPicker_->addItem(QString::number(i + 1));
@@ -246,28 +284,42 @@ void SpectrumView::redrawPlane() {
 }
 
 void SpectrumView::fitPlaneAspect() {
-  // One unit is as long across as up, so the null disk is round: the longer side of the plot
-  // area gets the wider range.
-  const QRectF area = plane_->chart()->plotArea();
-  const double extent = model_->planeExtent();
-  const double wide = area.height() > 0 ? extent * std::max(1.0, area.width() / area.height()) : extent;
-  const double tall = area.width() > 0 ? extent * std::max(1.0, area.height() / area.width()) : extent;
-  QValueAxis* x = axis(plane_->chart(), Qt::Horizontal);
-  QValueAxis* y = axis(plane_->chart(), Qt::Vertical);
-  if (std::abs(x->max() - wide) > 1e-12 * wide || std::abs(y->max() - tall) > 1e-12 * tall) {
-    for (auto [axis, half] : {std::pair{x, wide}, std::pair{y, tall}}) {
-      axis->setRange(-half, half);
-      axis->setTickCount(5);  // odd: 0 is a tick
-      axis->setLabelFormat(QStringLiteral("%.2g"));
-    }
+  // A new range gives new tick labels, whose widths move the plot area, which asks for a new
+  // range: refit from inside a few times at most, never recursively (labels can alternate).
+  if (fittingPlane_) {
+    planeMoved_ = true;
+    return;
   }
+  fittingPlane_ = true;
+  for (int pass = 0; pass < 3; ++pass) {
+    planeMoved_ = false;
+    // One unit is as long across as up, so the null disk is round: the longer side of the plot
+    // area gets the wider range.
+    const QRectF area = plane_->chart()->plotArea();
+    const double extent = model_->planeExtent();
+    const double wide = area.height() > 0 ? extent * std::max(1.0, area.width() / area.height()) : extent;
+    const double tall = area.width() > 0 ? extent * std::max(1.0, area.height() / area.width()) : extent;
+    QValueAxis* x = axis(plane_->chart(), Qt::Horizontal);
+    QValueAxis* y = axis(plane_->chart(), Qt::Vertical);
+    if (std::abs(x->max() - wide) > 1e-12 * wide || std::abs(y->max() - tall) > 1e-12 * tall) {
+      for (auto [axis, half] : {std::pair{x, wide}, std::pair{y, tall}}) {
+        axis->setRange(-half, half);
+        // Round ticks through 0 (the range itself is whatever keeps the units square).
+        axis->setTickType(QValueAxis::TicksDynamic);
+        axis->setTickAnchor(0);
+        axis->setTickInterval(roundStep(half / 2));
+        axis->setLabelFormat(QStringLiteral("%.3g"));
+      }
+    }
+    if (!planeMoved_) break;
+  }
+  fittingPlane_ = false;
 }
 
 void SpectrumView::redrawSingular() {
   QChart* chart = singular_->chart();
   chart->removeAllSeries();
-  axis(chart, Qt::Horizontal)->setRange(0.5, std::max(1, model_->maxRank()) + 0.5);
-  axis(chart, Qt::Horizontal)->setLabelFormat(QStringLiteral("%d"));
+  setIntegerTicks(axis(chart, Qt::Horizontal), 1, std::max(1, model_->maxRank()));
   setRoundRange(axis(chart, Qt::Vertical), model_->maxSingularValue());
   for (int head : model_->shownHeads()) {
     auto* series = new QLineSeries;
@@ -299,8 +351,7 @@ void SpectrumView::redrawRope() {
     magnitude->attachAxis(magnitudeAxis_);
     chart->legend()->markers(magnitude).constFirst()->setVisible(false);  // the dots' entry names the head
   }
-  axis(chart, Qt::Horizontal)->setRange(-0.5, pairs - 0.5);
-  axis(chart, Qt::Horizontal)->setLabelFormat(QStringLiteral("%d"));
+  setIntegerTicks(axis(chart, Qt::Horizontal), 0, pairs - 1);
 }
 
 void SpectrumView::updateNumbers() {
@@ -308,16 +359,24 @@ void SpectrumView::updateNumbers() {
     numbers_->setText(tr("No spectra yet"));
     return;
   }
+  // Largest |eigenvalue| over the null radius: how far training has moved the head past chance.
+  const double null = model_->nullRadius() > 0 && !model_->nullSymmetric() ? model_->nullRadius() : 0;
   QString html = tr("<table cellspacing=0 cellpadding=3><tr><th></th><th align=right>skew<br>share</th>"
-                    "<th align=right>non-<br>normality</th></tr>");
-  for (const SpectrumModel::Numbers& n : model_->numbers())
-    html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td><td align=right>%3</td><td align=right>%4</td></tr>")
-                .arg(categoryColor(n.head).name(), headName(n.head), number(n.skewEnergyShare), number(n.nonNormality));
+                    "<th align=right>non-<br>normality</th><th align=right>|\u03bb|max<br>/ null</th></tr>");
+  for (const SpectrumModel::Numbers& n : model_->numbers()) {
+    double radius = 0;
+    for (const QPointF& z : model_->eigenvaluePoints(n.head)) radius = std::max(radius, std::hypot(z.x(), z.y()));
+    html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td><td align=right>%3</td><td align=right>%4</td>"
+                           "<td align=right>%5</td></tr>")
+                .arg(categoryColor(n.head).name(), headName(n.head), number(n.skewEnergyShare), number(n.nonNormality),
+                     null > 0 ? QString::number(radius / null, 'f', 1) : QStringLiteral("-"));
+  }
   html += tr("</table><p>skew share: ||A||\u00b2/||M||\u00b2 for<br>M = S + A (S symmetric, A skew);<br>"
              "0 = pure matching, 1 = pure rotation.</p><p>non-normality: Henrici departure<br>"
              "\u221a(||M||\u00b2 \u2212 \u03a3|\u03bb|\u00b2) / ||M||; 0 = normal.</p>");
   if (model_->nullRadius() > 0)
-    html += tr("<p>null radius %1: eigenvalues of a<br>random head at the initial scale.</p>").arg(number(model_->nullRadius()));
+    html += tr("<p>null radius %1: eigenvalues of a<br>random head at the initial scale<br>lie within it (dashed circle).</p>")
+                .arg(number(model_->nullRadius()));
   numbers_->setText(html);
 }
 

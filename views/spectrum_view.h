@@ -32,6 +32,10 @@ class SpectrumView : public QWidget {
   bool playing() const;
   void setPlaying(bool play);  // from the current snapshot (or the first, when at the end)
   void setPlayInterval(int milliseconds);
+  // The layer and head come from a selection shown elsewhere (the window's): the pickers hide and
+  // a check box overlays every head of the layer instead.
+  void setSharedSelection(bool shared);
+  QCheckBox* overlayCheck() const { return overlay_; }
 
  private:
   void syncControls();
@@ -43,8 +47,12 @@ class SpectrumView : public QWidget {
   void updateNumbers();
 
   SpectrumModel* model_;
+  QLabel* layerLabel_;
   QComboBox* layerPicker_;
+  QLabel* headLabel_;
   QComboBox* headPicker_;
+  QCheckBox* overlay_;
+  int singleHead_ = 0;  // the head to go back to when the overlay is switched off
   QSlider* slider_;
   QPushButton* play_;
   QCheckBox* fit_;
@@ -55,6 +63,7 @@ class SpectrumView : public QWidget {
   QChartView* rope_;
   QValueAxis* magnitudeAxis_;  // right axis of the RoPE chart
   QTimer* timer_;
+  bool fittingPlane_ = false, planeMoved_ = false;
 };
 
 }  // namespace attnlab

@@ -24,6 +24,7 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "embedding_tab.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
 #include "head_table_view.h"
@@ -34,6 +35,7 @@
 #include "model_view.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
+#include "spectra_tab.h"
 #include "training_view.h"
 #include "view_export.h"
 
@@ -212,6 +214,8 @@ void MainWindow::buildCentralArea() {
   headView_ = new HeadView(attention_, this);
   headTableView_ = new HeadTableView(attention_, session_, this);
   kvCacheView_ = new KvCacheView(attention_, session_, this);
+  spectraTab_ = new SpectraTab(attention_, session_, this);
+  embeddingTab_ = new EmbeddingTab(attention_, session_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -225,12 +229,16 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(headView_, tr("Head lines"));
   tabs_->addTab(headTableView_, tr("Head table"));
   tabs_->addTab(kvCacheView_, tr("KV cache"));
+  tabs_->addTab(spectraTab_, tr("Spectra"));
+  tabs_->addTab(embeddingTab_, tr("Embedding 3D"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
   tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
   tabs_->setTabToolTip(4, tr("Every head's diagnostics and importance, head-drop curves; switch heads off"));
   tabs_->setTabToolTip(5, tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"));
+  tabs_->setTabToolTip(6, tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"));
+  tabs_->setTabToolTip(7, tr("The selected head's queries and keys on the probe, jointly in 3D"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -251,7 +259,7 @@ void MainWindow::buildCentralArea() {
 
 QStringList MainWindow::viewNames() {
   return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
-          QStringLiteral("diagnostics"), QStringLiteral("kv")};
+          QStringLiteral("diagnostics"), QStringLiteral("kv"), QStringLiteral("spectra"), QStringLiteral("embedding")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -266,6 +274,8 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Heads: return *headView_;
     case View::Diagnostics: return *headTableView_;
     case View::Kv: return *kvCacheView_;
+    case View::Spectra: return *spectraTab_;
+    case View::Embedding: return *embeddingTab_;
   }
   return *trainingView_;
 }
@@ -278,7 +288,8 @@ void MainWindow::buildViewMenus() {
   viewMenu->addAction(showPanel);
   viewMenu->addSeparator();
   const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
-                              tr("Head &table (diagnostics, ablation)"), tr("&KV cache")};
+                              tr("Head &table (diagnostics, ablation)"), tr("&KV cache"), tr("&Spectra of W_q^T W_k"),
+                              tr("Query-key &embedding (3D)")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
@@ -538,10 +549,10 @@ void MainWindow::clearResults() {
 }
 
 void MainWindow::saveCapture() {
-  if (currentView() == View::Diagnostics) headTableView_->settle();  // its numbers are computed once shown
   const QString file = capture_.file;
   QStringList saved;
   if (!file.isEmpty()) {
+    settleView(currentView());
     if (!grab().save(file)) return emit captureFinished(false, tr("could not write the screenshot to %1").arg(file));
     saved << file;
   }
@@ -560,7 +571,7 @@ void MainWindow::saveCapture() {
     for (const auto& [view, file] : exports) {
       showView(view);
       QApplication::processEvents();  // lay the tab out at its real size before drawing it
-      if (view == View::Diagnostics) headTableView_->settle();
+      settleView(view);
       const QString suffix = QFileInfo(file).suffix().toLower();
       const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
                                   : suffix == QLatin1String("csv") ? ExportFormat::Csv
@@ -571,6 +582,14 @@ void MainWindow::saveCapture() {
     }
   }
   emit captureFinished(true, tr("saved %1").arg(saved.join(QStringLiteral(", "))));
+}
+
+// Views that compute in the background once shown finish that before a capture.
+void MainWindow::settleView(View view) {
+  if (view == View::Diagnostics) headTableView_->settle();
+  if (view == View::Spectra) spectraTab_->waitForResults();
+  if (view == View::Embedding) embeddingTab_->waitForResults();
+  QApplication::processEvents();
 }
 
 }  // namespace attnlab

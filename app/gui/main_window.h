@@ -1,8 +1,8 @@
 #pragma once
 // The desktop window: training controls in the toolbar, the experiment panel docked on the left;
-// in the centre the views as tabs (training charts, attention heatmap, model view, head view) with
-// the probe editor and the shared layer/head selection above the attention views; state and errors
-// in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
+// in the centre the views as tabs (training charts, attention heatmap, model view, head view,
+// spectra, 3D query-key embedding) with the probe editor and the shared layer/head selection above
+// the attention views; state and errors in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
 // what the session publishes. Files (save, open, recent, autosave) are ExperimentFiles' business.
 #include <QMainWindow>
 #include <memory>
@@ -23,6 +23,7 @@ class AttentionHeatmapView;
 class AttentionMapModel;
 class ExperimentFiles;
 class ExperimentPanel;
+class EmbeddingTab;
 class ExportableView;
 class HeadTableView;
 class HeadView;
@@ -31,6 +32,7 @@ class LossHistoryModel;
 class ModelView;
 class ProbeEditor;
 class SelectionBar;
+class SpectraTab;
 class TrainingView;
 
 class MainWindow : public QMainWindow {
@@ -48,17 +50,23 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv };
-  static QStringList viewNames();  // "training", "attention", "model", "heads", "diagnostics", "kv"
+  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv, Spectra, Embedding };
+  // "training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding"
+  static QStringList viewNames();
   void showView(View view);
   View currentView() const;
   ExportableView& exportable(View view);
+  // Blocks until the view's background computation for the latest trace is done and shown
+  // (before a capture; the views that compute off the UI thread would otherwise lag a step).
+  void settleView(View view);
   TrainingView* trainingView() const { return trainingView_; }
   AttentionHeatmapView* heatmap() const { return heatmap_; }
   ModelView* modelView() const { return modelView_; }
   HeadView* headView() const { return headView_; }
   HeadTableView* headTableView() const { return headTableView_; }
   KvCacheView* kvCacheView() const { return kvCacheView_; }
+  SpectraTab* spectraTab() const { return spectraTab_; }
+  EmbeddingTab* embeddingTab() const { return embeddingTab_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
 
@@ -133,6 +141,8 @@ class MainWindow : public QMainWindow {
   HeadView* headView_ = nullptr;
   HeadTableView* headTableView_ = nullptr;
   KvCacheView* kvCacheView_ = nullptr;
+  SpectraTab* spectraTab_ = nullptr;
+  EmbeddingTab* embeddingTab_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested

@@ -124,11 +124,16 @@ class TestQkEmbeddingModel : public QObject {
     QCOMPARE(model.topK(), 1);
   }
 
-  void newDataClearsTheSelection() {
+  void newDataKeepsTheSelectionOfTheSameProbe() {
     QkEmbeddingModel model;
     model.setData(smallEmbedding());
     model.selectQuery(1);
-    model.setData(smallEmbedding());
+    model.setData(smallEmbedding());  // the same probe at a later step
+    QCOMPARE(model.selectedQuery(), 1);
+    auto fewer = std::make_shared<QkEmbeddingData>(*smallEmbedding());
+    fewer->queries.pop_back();
+    fewer->attention.pop_back();
+    model.setData(fewer);  // another probe
     QCOMPARE(model.selectedQuery(), -1);
   }
 

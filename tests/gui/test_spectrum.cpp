@@ -41,7 +41,7 @@ std::shared_ptr<SpectrumSeries> twoSnapshots() {
     }
   end.heads[0] = head(0, 0, {C(1, 2), C(1, -2), C(-0.5, 0)}, {3, 2, 0.5}, 0.8);
   end.heads[0].rope = {{1.0, 0.4, 0.5}, {0.1, 0.2, -3.0}};
-  series->snapshots = {start, end};
+  series->snapshots = {std::make_shared<const SpectrumSnapshot>(start), std::make_shared<const SpectrumSnapshot>(end)};
   series->nullRadius = 1.5;
   series->nullDraw = {head(0, 0, {C(-1, 0.5), C(0.25, -1.25)}, {}), head(0, 1, {C(0.5, 0.5)}, {})};
   return series;
@@ -130,7 +130,9 @@ class TestSpectrum : public QObject {
   void duplicateHeadsAreRefused() {
     SpectrumModel model;
     auto series = twoSnapshots();
-    series->snapshots[0].heads.push_back(series->snapshots[0].heads[1]);
+    SpectrumSnapshot first = *series->snapshots[0];
+    first.heads.push_back(first.heads[1]);
+    series->snapshots[0] = std::make_shared<const SpectrumSnapshot>(first);
     try {
       model.setSeries(series);
       QFAIL("a duplicate head was accepted");

@@ -1,0 +1,86 @@
+#include "embedding_tab.h"
+
+#include <QContextMenuEvent>
+#include <QLabel>
+#include <QMenu>
+#include <QOpenGLContext>
+#include <QTextStream>
+#include <QVBoxLayout>
+
+#include "qk_embedding_model.h"
+#include "qk_embedding_panel.h"
+#include "qk_embedding_source.h"
+#include "qk_embedding_view.h"
+
+namespace attnlab {
+
+EmbeddingTab::EmbeddingTab(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
+    : QWidget(parent),
+      model_(new QkEmbeddingModel(this)),
+      source_(new QkEmbeddingSource(attention, model_, this)),
+      placeholder_(new QLabel(this)),
+      error_(new QLabel(this)) {
+  placeholder_->setAlignment(Qt::AlignCenter);
+  placeholder_->setWordWrap(true);
+  error_->setStyleSheet(QStringLiteral("color: #b00020"));
+  error_->hide();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 4, 6, 4);
+  layout->addWidget(placeholder_, 1);
+  layout->addWidget(error_);
+  connect(model_, &QkEmbeddingModel::dataChanged, error_, &QLabel::hide);
+  connect(source_, &QkEmbeddingSource::failed, this, [this](const QString& message) {
+    error_->setText(tr("Embedding: %1").arg(message));
+    error_->show();
+  });
+}
+
+void EmbeddingTab::waitForResults() { source_->job().waitForIdle(); }
+
+void EmbeddingTab::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (!panel_ && placeholder_->text().isEmpty()) {
+    if (QOpenGLContext().create()) {
+      panel_ = new QkEmbeddingPanel(model_, this);
+      panel_->view()->setContextMenuPolicy(Qt::PreventContextMenu);  // right-drag pans there
+      static_cast<QVBoxLayout*>(layout())->insertWidget(0, panel_, 1);
+      placeholder_->hide();
+    } else {
+      placeholder_->setText(tr("The 3D view needs OpenGL, which this display does not offer. "
+                               "The embedding's numbers can still be exported as CSV."));
+    }
+  }
+  source_->setActive(true);
+}
+
+void EmbeddingTab::hideEvent(QHideEvent* event) {
+  QWidget::hideEvent(event);
+  source_->setActive(false);
+}
+
+QString EmbeddingTab::exportName() const {
+  const QkEmbeddingData* data = model_->data();
+  return data ? QStringLiteral("embedding-L%1-H%2").arg(data->layer + 1).arg(data->head + 1) : QStringLiteral("embedding");
+}
+
+bool EmbeddingTab::hasExportData() const { return model_->hasData(); }
+
+void EmbeddingTab::writeCsv(QTextStream& out) const {
+  using Kind = QkEmbeddingModel::Kind;
+  out << "kind,index,sequence,position,token,role,x,y,z\n";
+  for (Kind kind : {Kind::Query, Kind::Key})
+    for (int i = 0; i < model_->count(kind); ++i) {
+      const EmbeddedToken& t = model_->token(kind, i);
+      out << (kind == Kind::Query ? "query" : "key") << ',' << i << ',' << t.sequence << ',' << t.position << ','
+          << csvField(QString::fromStdString(t.token)) << ',' << csvField(QString::fromStdString(t.role)) << ','
+          << t.point.x() << ',' << t.point.y() << ',' << t.point.z() << '\n';
+    }
+}
+
+void EmbeddingTab::contextMenuEvent(QContextMenuEvent* event) {
+  QMenu menu(this);
+  addExportActions(&menu, *this, this);
+  menu.exec(event->globalPos());
+}
+
+}  // namespace attnlab
