@@ -23,7 +23,9 @@ constexpr int kBarWidth = 14;
 constexpr int kMaxLabelChars = 6;
 const QColor kMaskedFill(215, 215, 215);
 
-QString signedNumber(double v) { return (v > 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'g', 2); }
+QString signedNumber(double v) {
+  return (v > 0 ? QStringLiteral("+") : v < 0 ? QStringLiteral("−") : QString()) + QString::number(std::abs(v), 'g', 2);
+}
 
 }  // namespace
 
@@ -54,7 +56,7 @@ AttentionDifferenceView::Geometry AttentionDifferenceView::geometry() const {
   g.labelWidth = std::min(g.labelWidth, fm.horizontalAdvance(QLatin1Char('M')) * kMaxLabelChars);
   const int top = kMargin + 2 * QFontMetrics(font()).height() + kGap + g.labelWidth + kGap;
   const int left = kMargin + g.labelWidth + kGap;
-  const int legendWidth = kLegendGap + kBarWidth + kGap + fm.horizontalAdvance(QStringLiteral("+0.00 (B more)")) + kMargin;
+  const int legendWidth = kLegendGap + kBarWidth + 2 * kGap + fm.horizontalAdvance(QStringLiteral("−0.000")) + kMargin;
   const int side = std::min(width() - left - legendWidth, height() - top - kMargin);
   g.cell = std::max(1, side / n);
   g.grid = QRect(left, top, g.cell * n, g.cell * n);
@@ -124,9 +126,7 @@ void AttentionDifferenceView::paintEvent(QPaintEvent*) {
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(bar.adjusted(0, 0, -1, -1));
   painter.setPen(palette().color(QPalette::Text));
-  const std::pair<double, QString> ticks[] = {{0.0, tr("%1 (%2 more)").arg(signedNumber(top), nameA_)},
-                                              {0.5, QStringLiteral("0")},
-                                              {1.0, tr("%1 (%2 more)").arg(signedNumber(-top), nameB_)}};
+  const std::pair<double, QString> ticks[] = {{0.0, signedNumber(top)}, {0.5, QStringLiteral("0")}, {1.0, signedNumber(-top)}};
   for (const auto& [fraction, label] : ticks) {
     const int y = bar.top() + static_cast<int>(std::lround(fraction * (bar.height() - 1)));
     painter.drawLine(bar.right() + 1, y, bar.right() + kGap, y);

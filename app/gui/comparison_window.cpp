@@ -61,6 +61,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     auto* pane = new ComparisonPane(static_cast<int>(i), configs[i], this);
     panes_.push_back(pane);
     originalThreads_.push_back(configs[i].train.threads);
+    savedSteps_.push_back(0);
     names << pane->shortName();
     titles << QString::fromStdString(configs[i].name);
     link_->add(pane->attention());
@@ -69,9 +70,10 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     connect(pane, &ComparisonPane::progressed, metrics_, &ComparisonMetricsModel::setProgress);
     connect(pane->session(), &TrainingSession::cleared, metrics_, [this, i] { metrics_->clearRun(static_cast<int>(i)); });
     connect(pane->attention(), &AttentionMapModel::mapChanged, this, &ComparisonWindow::updateNotes);
-    connect(pane->session(), &TrainingSession::saved, this, [this](const QString& dir, int, const QString& error) {
+    connect(pane->session(), &TrainingSession::saved, this, [this, i](const QString& dir, int step, const QString& error) {
       if (!pendingSave_ || !pendingSave_->waiting.removeOne(dir)) return;
       if (!error.isEmpty()) pendingSave_->errors << error;
+      else savedSteps_[i] = step;
       if (pendingSave_->waiting.isEmpty()) finishSave();
     });
   }
@@ -199,7 +201,7 @@ void ComparisonWindow::buildCentralArea() {
   splitter->addWidget(side);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({1080, 500});
+  splitter->setSizes({1150, 430});
   layout->addWidget(splitter, 1);
   setCentralWidget(central);
 }
@@ -578,7 +580,9 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
   auto* window = new ComparisonWindow(configs);
   for (size_t i = 0; i < trainers.size(); ++i) {
     window->originalThreads_[i] = document.runs[i].config.train.threads;
-    if (trainers[i]) window->panes_[i]->session()->open(std::move(trainers[i]));
+    if (!trainers[i]) continue;
+    window->savedSteps_[i] = trainers[i]->stepsDone();
+    window->panes_[i]->session()->open(std::move(trainers[i]));
   }
   window->applyDocument(document);
   window->setWindowTitle(tr("%1 \u2014 Attention Lab").arg(QFileInfo(file).fileName()));
@@ -598,7 +602,20 @@ void ComparisonWindow::applyDocument(const ComparisonDocument& d) {
       if (pane->session()->hasExperiment()) pane->session()->setProbe(d.probe);
 }
 
+bool ComparisonWindow::hasUnsavedSteps() const {
+  for (ComparisonPane* pane : panes_)
+    if (pane->session()->hasExperiment() && pane->progress().step > savedSteps_[pane->index()]) return true;
+  return false;
+}
+
 void ComparisonWindow::closeEvent(QCloseEvent* event) {
+  if (hasUnsavedSteps() &&
+      QMessageBox::question(this, tr("Close the comparison?"),
+                            tr("Some runs have trained steps that are not saved (Save comparison keeps them). Close and lose them?"),
+                            QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Cancel) != QMessageBox::Discard) {
+    event->ignore();
+    return;
+  }
   for (ComparisonPane* pane : panes_) pane->session()->reset();
   event->accept();
 }

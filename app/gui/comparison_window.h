@@ -49,6 +49,7 @@ class ComparisonWindow : public QMainWindow {
   AttentionDifferenceModel* difference() const { return difference_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QString probeNote() const;
+  bool hasUnsavedSteps() const;  // some run trained steps since it was last saved or opened
 
   int viewKind() const { return viewKind_; }
   void setViewKind(int kind);
@@ -119,6 +120,7 @@ class ComparisonWindow : public QMainWindow {
   bool chainActive_ = false;  // one after another: start the next run when one finishes
   std::vector<int> sharedProbe_;
   std::vector<int> originalThreads_;
+  std::vector<int> savedSteps_;  // per run: the step last saved (or opened)
 
   struct PendingSave {
     QString file;

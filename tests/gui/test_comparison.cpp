@@ -3,7 +3,10 @@
 // metric and a column per run, with cache figures decoded from a real model; and the window
 // trains two runs side by side on one probe, links their selection, trains one after another,
 // and saves and reopens as one file while a corrupt file is refused with a message.
+#include <QDialogButtonBox>
 #include <QFile>
+#include <QListWidget>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -19,6 +22,7 @@
 #include "comparison_window.h"
 #include "io/config_json.h"
 #include "launch_options.h"
+#include "new_comparison_dialog.h"
 #include "selection_link.h"
 #include "train/trainer.h"
 
@@ -242,6 +246,21 @@ class ComparisonTest : public QObject {
     }
   }
 
+  void newComparisonDialogAcceptsTwoToFour() {
+    NewComparisonDialog dialog(tiny("softmax", 10));
+    QListWidget* list = dialog.list();
+    QVERIFY(list->count() >= 12);  // the current experiment and every preset
+    auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    QVERIFY(!ok->isEnabled());  // only the current experiment is ticked
+    list->item(2)->setCheckState(Qt::Checked);
+    QVERIFY(ok->isEnabled());
+    const std::vector<ExperimentConfig> chosen = dialog.chosen();
+    QCOMPARE(chosen.size(), size_t(2));
+    QCOMPARE(chosen[0].name, std::string("tiny softmax"));
+    for (int i = 3; i < 6; ++i) list->item(i)->setCheckState(Qt::Checked);
+    QVERIFY(!ok->isEnabled());  // five
+  }
+
   void twoRunsSideBySideShareProbeAndSelection() {
     ComparisonWindow window({tiny("softmax", 400), tiny("sigmoid", 400)});
     window.show();
@@ -298,10 +317,13 @@ class ComparisonTest : public QObject {
       QTRY_VERIFY_WITH_TIMEOUT(allTraced(window, 5), 30000);
       window.setViewKind(comparisonViewKindIndex("model"));
       window.selection()->select(1, 0);
+      QTRY_COMPARE_WITH_TIMEOUT(window.pane(1)->progress().step, 5, 10000);
+      QVERIFY(window.hasUnsavedSteps());
       QSignalSpy saved(&window, &ComparisonWindow::savedAs);
       window.saveAs(file);
       QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 20000);
       QCOMPARE(saved.first().at(1).toString(), QString());
+      QVERIFY(!window.hasUnsavedSteps());
     }
     QVERIFY(QFile::exists(file));
     QVERIFY(QFile::exists(dir.filePath("pair.runs/run-1/model.safetensors")));
@@ -315,6 +337,7 @@ class ComparisonTest : public QObject {
     QCOMPARE(comparisonViewKinds()[reopened->viewKind()].id, QString("model"));
     QTRY_VERIFY_WITH_TIMEOUT(allTraced(*reopened, 5), 20000);  // the weights came back, at their step
     QCOMPARE(reopened->pane(0)->session()->state(), State::Paused);
+    QVERIFY(!reopened->hasUnsavedSteps());
     QTRY_COMPARE_WITH_TIMEOUT(reopened->pane(1)->attention()->selectedLayer(), 1, 5000);
 
     // A corrupt file and a foreign one are refused with the reason; nothing opens.
