@@ -317,11 +317,14 @@ void ComparisonWindow::updateScheduleLabel() {
   if (oneAfterAnother_) {
     scheduleLabel_->setText(tr("each run alone, with its own threads"));
   } else {
-    scheduleLabel_->setText(tr("%1 runs \u00d7 %2 thread%3 on %4 cores")
-                                .arg(paneCount())
-                                .arg(threadsPerRun())
-                                .arg(threadsPerRun() == 1 ? QString() : QStringLiteral("s"))
-                                .arg(QThread::idealThreadCount()));
+    const int cores = QThread::idealThreadCount();
+    QString text = tr("%1 runs \u00d7 %2 thread%3 on %4 cores")
+                       .arg(paneCount())
+                       .arg(threadsPerRun())
+                       .arg(threadsPerRun() == 1 ? QString() : QStringLiteral("s"))
+                       .arg(cores);
+    if (paneCount() > cores) text += tr(" (more runs than cores: they take turns)");
+    scheduleLabel_->setText(text);
   }
 }
 
@@ -381,6 +384,10 @@ void ComparisonWindow::resetAll() {
 
 void ComparisonWindow::paneStateChanged(int index, TrainingSession::State state) {
   using State = TrainingSession::State;
+  QStringList states;
+  for (ComparisonPane* pane : panes_)
+    states << tr("run %1 %2").arg(pane->index() + 1).arg(TrainingSession::stateName(pane->session()->state()).toLower());
+  statusBar()->showMessage(states.join(QStringLiteral(" \u00b7 ")));
   if (state == State::Paused || state == State::Finished || state == State::Stopped) evaluateMetrics(index);
   if (state == State::Failed && capture_.step > 0) {
     capture_.step = 0;
