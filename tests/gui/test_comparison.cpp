@@ -5,6 +5,8 @@
 // and saves and reopens as one file while a corrupt file is refused with a message.
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QImage>
+#include <QProcess>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -23,6 +25,7 @@
 #include "io/config_json.h"
 #include "launch_options.h"
 #include "new_comparison_dialog.h"
+#include "probe_editor.h"
 #include "selection_link.h"
 #include "train/trainer.h"
 
@@ -282,6 +285,13 @@ class ComparisonTest : public QObject {
     QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);
     QVERIFY(window.difference()->hasDifference());
     QCOMPARE(window.difference()->layer(), 1);
+    // A probe typed into the shared editor reaches both runs.
+    const TraceSnapshot* first = window.pane(0)->attention()->snapshot();
+    const std::vector<int> typed(first->trace.tokens.begin(), first->trace.tokens.begin() + 5);
+    QCOMPARE(window.probeEditor()->submit(QString::fromStdString(first->vocabulary->decode(typed))), QString());
+    for (int i = 0; i < 2; ++i)
+      QTRY_COMPARE_WITH_TIMEOUT(window.pane(i)->attention()->snapshot()->trace.tokens, typed, 10000);
+    QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);  // the selection outlives the new probe
     // Every view kind can be shown for all panes at once.
     for (int kind = 0; kind < int(comparisonViewKinds().size()); ++kind) {
       window.setViewKind(kind);
@@ -289,6 +299,32 @@ class ComparisonTest : public QObject {
     }
     window.resetAll();
     QCOMPARE(window.pane(0)->session()->state(), State::Idle);
+  }
+
+  // build/bin/attnlab --compare ... --screenshot: the real program draws both runs and exits 0.
+  void theAppTakesAScreenshotOfAComparison() {
+    QTemporaryDir dir;
+    const QString shot = dir.filePath("compare.png");
+    QProcess app;  // on this test's platform (offscreen under ctest)
+    app.start(QStringLiteral(ATTNLAB_APP), {"--compare", "induction,softmax_vs_sigmoid", "--steps", "6", "--quit-after-steps", "4",
+                                            "--screenshot", shot});
+    QVERIFY(app.waitForFinished(50000));
+    QCOMPARE(app.exitCode(), 0);
+    QVERIFY2(app.readAllStandardOutput().contains("saved"), "no 'saved' line");
+    const QImage image(shot);
+    QCOMPARE(image.size(), QSize(1600, 1000));
+    // Both heatmaps are drawn: colourful pixels in the left and in the right half of the grid.
+    auto colourful = [&image](int x0, int x1) {
+      int count = 0;
+      for (int y = 150; y < 700; y += 2)
+        for (int x = x0; x < x1; x += 2) {
+          const QColor c = image.pixelColor(x, y);
+          count += std::max({c.red(), c.green(), c.blue()}) - std::min({c.red(), c.green(), c.blue()}) > 60;
+        }
+      return count;
+    };
+    QVERIFY(colourful(20, 540) > 500);
+    QVERIFY(colourful(570, 1090) > 500);
   }
 
   void oneAfterAnotherStartsTheNextWhenOneFinishes() {
