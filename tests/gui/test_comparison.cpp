@@ -8,6 +8,8 @@
 #include <QImage>
 #include <QProcess>
 #include <QListWidget>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -24,6 +26,7 @@
 #include "comparison_window.h"
 #include "io/config_json.h"
 #include "launch_options.h"
+#include "main_window.h"
 #include "new_comparison_dialog.h"
 #include "probe_editor.h"
 #include "selection_link.h"
@@ -247,6 +250,15 @@ class ComparisonTest : public QObject {
       const QString why = parseLaunchOptions(arguments, out);
       QVERIFY2(why.contains(reason), qPrintable(why));
     }
+  }
+
+  void theMainWindowHasACompareMenu() {
+    MainWindow window(tiny("softmax", 10), QStringLiteral("default"));
+    QStringList entries;
+    for (QAction* menu : window.menuBar()->actions())
+      if (menu->text() == QStringLiteral("&Compare"))
+        for (QAction* action : menu->menu()->actions()) entries << action->text();
+    QCOMPARE(entries, (QStringList{QStringLiteral("&New Comparison\u2026"), QStringLiteral("&Open Comparison\u2026")}));
   }
 
   void newComparisonDialogAcceptsTwoToFour() {
