@@ -49,6 +49,7 @@ void ComparisonMetricsModel::setRuns(const QStringList& names, const std::vector
     run.name = names[i];
     const bool known = i < static_cast<int>(configs.size());
     run.experiment = known ? QString::fromStdString(configs[i].name) : QString();
+    run.gated = known && configs[i].model.retention_gate;
     run.kvBytes = known ? static_cast<double>(kvCacheBytesPerToken(configs[i].model)) : kNotMeasured;
     run.job = new BackgroundJob(this);
     connect(run.job, &BackgroundJob::busyChanged, this, [this] { emit busyChanged(busy()); });
@@ -113,6 +114,13 @@ void ComparisonMetricsModel::evaluate(int run, std::shared_ptr<const ModelSnapsh
     const LiveCacheResult result = evaluateLiveCache(*model->model, sample, evicted);
     figures.evictionPpl = result.perplexity;
     figures.liveShare = result.liveShare;
+    if (model->run->config.model.retention_gate) {
+      LiveCacheSetup gate;
+      gate.policy = "learned_gate";  // its default threshold, no budget
+      const LiveCacheResult kept = evaluateLiveCache(*model->model, sample, gate);
+      figures.gatePpl = kept.perplexity;
+      figures.gateLiveShare = kept.liveShare;
+    }
     return [this, run, figures] {
       runs_[run].cache = figures;
       runs_[run].problem.clear();
@@ -147,6 +155,8 @@ double ComparisonMetricsModel::value(int row, int run) const {
     case DensePplRow: return r.cache.densePpl;
     case EvictionPplRow: return r.cache.evictionPpl;
     case LiveShareRow: return r.cache.liveShare;
+    case GatePplRow: return r.cache.gatePpl;
+    case GateLiveShareRow: return r.cache.gateLiveShare;
     case KvBytesRow: return r.kvBytes;
     case LiveKvBytesRow: return r.kvBytes * r.cache.liveShare;
     case EvaluatedStepRow: return r.cache.step >= 0 ? r.cache.step : kNotMeasured;
@@ -163,6 +173,8 @@ QString ComparisonMetricsModel::rowTitle(int row) {
     case DensePplRow: return tr("PPL, full cache");
     case EvictionPplRow: return tr("PPL with eviction");
     case LiveShareRow: return tr("Live cache");
+    case GatePplRow: return tr("PPL, gate decides");
+    case GateLiveShareRow: return tr("Live cache, gate decides");
     case KvBytesRow: return tr("KV bytes / token");
     case LiveKvBytesRow: return tr("KV bytes / token, live");
     case EvaluatedStepRow: return tr("Cache figures at step");
@@ -178,10 +190,15 @@ QVariant ComparisonMetricsModel::data(const QModelIndex& index, int role) const 
   if (!index.isValid() || index.column() >= runCount()) return {};
   const int row = index.row();
   const Run& r = runs_[index.column()];
-  const bool cacheRow = row == DensePplRow || row == EvictionPplRow || row == LiveShareRow || row == LiveKvBytesRow || row == EvaluatedStepRow;
+  const bool gateRow = row == GatePplRow || row == GateLiveShareRow;
+  const bool cacheRow = row == DensePplRow || row == EvictionPplRow || row == LiveShareRow || gateRow || row == LiveKvBytesRow ||
+                        row == EvaluatedStepRow;
   if (role == Qt::TextAlignmentRole) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ToolTipRole) {
     if (cacheRow && !r.problem.isEmpty()) return r.problem;
+    if (gateRow)
+      return r.gated ? tr("The learned retention gate applied hard, without a budget: entries whose gate g is below 0.5 leave the cache")
+                     : tr("This model has no learned retention gate (model.retention_gate)");
     if (row == EvictionPplRow || row == LiveShareRow)
       return tr("%1 sequences of the validation sample decoded through the cache with %2 at budget %3")
           .arg(kEvalSequences).arg(policy_, budget_);
@@ -190,19 +207,22 @@ QVariant ComparisonMetricsModel::data(const QModelIndex& index, int role) const 
   if (role == Qt::UserRole) return value(row, index.column());
   if (role != Qt::DisplayRole) return {};
   const double v = value(row, index.column());
+  if (gateRow && !r.gated) return tr("no gate");
   if (cacheRow && !std::isfinite(v)) {
     if (r.evaluating) return tr("evaluating\u2026");
     if (!r.problem.isEmpty()) return tr("n/a (see tooltip)");
   }
   switch (row) {
     case AccuracyRow:
-    case LiveShareRow: return std::isfinite(v) ? QStringLiteral("%1%").arg(100 * v, 0, 'f', 1) : formatted(v, 0);
+    case LiveShareRow:
+    case GateLiveShareRow: return std::isfinite(v) ? QStringLiteral("%1%").arg(100 * v, 0, 'f', 1) : formatted(v, 0);
     case TokensPerSecondRow:
     case KvBytesRow:
     case LiveKvBytesRow:
     case EvaluatedStepRow: return formatted(v, 0);
     case DensePplRow:
-    case EvictionPplRow: return formatted(v, 2);
+    case EvictionPplRow:
+    case GatePplRow: return formatted(v, 2);
     default: return formatted(v, 3);
   }
 }

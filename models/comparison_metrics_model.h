@@ -2,7 +2,8 @@
 // The comparison's metrics table: one column per run, one row per metric. Training figures
 // (loss, validation loss, accuracy, tokens/s) follow each run's progress; the cache figures come
 // from decoding a fixed validation sample through the KV cache (kv/live_cache_eval.h), once with
-// every entry kept (dense) and once under the chosen eviction policy and budget, on a
+// every entry kept (dense), once under the chosen eviction policy and budget, and for models with
+// the learned retention gate once more with the gate alone deciding what stays; on a
 // BackgroundJob per run from the run's ModelSnapshot, so the UI thread never computes them.
 #include <QAbstractTableModel>
 #include <QString>
@@ -26,6 +27,8 @@ class ComparisonMetricsModel : public QAbstractTableModel {
     DensePplRow,
     EvictionPplRow,
     LiveShareRow,
+    GatePplRow,        // the learned retention gate alone decides (threshold 0.5, no budget); gated models only
+    GateLiveShareRow,
     KvBytesRow,      // per token, every entry kept
     LiveKvBytesRow,  // per token on average under the eviction policy
     EvaluatedStepRow,
@@ -71,10 +74,12 @@ class ComparisonMetricsModel : public QAbstractTableModel {
  private:
   struct CacheFigures {
     double densePpl = kNotMeasured, evictionPpl = kNotMeasured, liveShare = kNotMeasured;
+    double gatePpl = kNotMeasured, gateLiveShare = kNotMeasured;
     int step = -1;
   };
   struct Run {
     QString name, experiment;
+    bool gated = false;
     double kvBytes = 0;
     ProgressSnapshot progress;
     bool hasProgress = false;

@@ -41,6 +41,7 @@ namespace attnlab {
 namespace {
 
 constexpr int kCaptureSettleMs = 250;
+constexpr int kMetricsEverySeconds = 20;  // cache figures of running runs are refreshed this often
 const QStringList kBudgets = {QStringLiteral("8"), QStringLiteral("16"), QStringLiteral("32"), QStringLiteral("25%"), QStringLiteral("50%"),
                              QStringLiteral("unlimited")};
 
@@ -93,6 +94,12 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
   setViewKind(0);
   setOneAfterAnother(false);
   syncSelectionPickers();
+  auto* refresh = new QTimer(this);
+  connect(refresh, &QTimer::timeout, this, [this] {
+    for (ComparisonPane* pane : panes_)
+      if (pane->session()->state() == TrainingSession::State::Running) evaluateMetrics(pane->index());
+  });
+  refresh->start(kMetricsEverySeconds * 1000);
   statusBar()->showMessage(tr("Press Train all (F5) to train every run"));
   resize(1600, 1000);
 }
@@ -229,7 +236,7 @@ void ComparisonWindow::buildSidePanel(QWidget* side) {
   d->addLayout(pickers);
   differenceView_ = new AttentionDifferenceView(difference_, differenceGroup);
   d->addWidget(differenceView_, 1);
-  layout->addWidget(differenceGroup, 3);
+  layout->addWidget(differenceGroup, 4);
 
   auto* metricsGroup = new QGroupBox(tr("Metrics"), side);
   auto* m = new QVBoxLayout(metricsGroup);
@@ -264,12 +271,13 @@ void ComparisonWindow::buildSidePanel(QWidget* side) {
   table_->setSelectionMode(QAbstractItemView::NoSelection);
   m->addWidget(table_, 1);
   auto* explain = new QLabel(tr("Cache figures: %1 validation sequences decoded token by token through the KV cache, "
-                                "with every entry kept (full) and under the eviction policy; computed when a run pauses "
-                                "or finishes, or on Evaluate now.").arg(ComparisonMetricsModel::kEvalSequences), metricsGroup);
+                                "with every entry kept (full), under the eviction policy, and (gated models) with the "
+                                "learned gate alone deciding; computed when a run pauses or finishes, every %2 s while "
+                                "it trains, or on Evaluate now.").arg(ComparisonMetricsModel::kEvalSequences).arg(kMetricsEverySeconds), metricsGroup);
   explain->setWordWrap(true);
   explain->setStyleSheet(QStringLiteral("color: #666;"));
   m->addWidget(explain);
-  layout->addWidget(metricsGroup, 2);
+  layout->addWidget(metricsGroup, 5);
 }
 
 void ComparisonWindow::layoutGrid() {

@@ -207,6 +207,7 @@ class ComparisonTest : public QObject {
     QVERIFY2(live > 0 && live < 0.5, qPrintable(QString::number(live)));  // 4 of up to 24 positions
     QCOMPARE(metrics.value(ComparisonMetricsModel::LiveKvBytesRow, 0), live * 512);
     QCOMPARE(metrics.value(ComparisonMetricsModel::EvaluatedStepRow, 0), 3.0);
+    QCOMPARE(metrics.data(metrics.index(ComparisonMetricsModel::GatePplRow, 0)).toString(), QString("no gate"));
     // A policy that needs a budget says so; "full" without one keeps everything, as the dense run.
     QCOMPARE(metrics.setEviction("window", "unlimited"), QString());
     metrics.waitForIdle();
@@ -222,6 +223,18 @@ class ComparisonTest : public QObject {
     QVERIFY2(metrics.problem(0).contains("retention_gate"), qPrintable(metrics.problem(0)));
     QCOMPARE(metrics.data(metrics.index(ComparisonMetricsModel::EvictionPplRow, 0), Qt::ToolTipRole).toString(), metrics.problem(0));
     QVERIFY(!metrics.setEviction("no_such_policy", "16").isEmpty());
+    // A gated model: the gate alone keeps part of the cache, and PPL is measured with that.
+    ExperimentConfig gated = softmax;
+    gated.model.retention_gate = true;
+    gated.model.retention_sparsity = 0.5;
+    metrics.setRuns({"gated", "plain"}, {gated, sigmoid});
+    metrics.evaluate(0, snapshotOf(gated, 3));
+    metrics.waitForIdle();
+    QCOMPARE(metrics.problem(0), QString());
+    const double gateShare = metrics.value(ComparisonMetricsModel::GateLiveShareRow, 0);
+    QVERIFY2(gateShare > 0 && gateShare <= 1, qPrintable(QString::number(gateShare)));
+    QVERIFY(std::isfinite(metrics.value(ComparisonMetricsModel::GatePplRow, 0)));
+    QVERIFY(std::isfinite(metrics.value(ComparisonMetricsModel::EvictionPplRow, 0)));  // learned_gate, 16 per head
     QVERIFY(!metrics.setEviction("h2o", "-3").isEmpty());
   }
 
