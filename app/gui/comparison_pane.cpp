@@ -74,7 +74,15 @@ ComparisonPane::ComparisonPane(int index, const ExperimentConfig& config, QWidge
 
 QString ComparisonPane::runName() const { return QStringLiteral("%1 \u00b7 %2").arg(index_ + 1).arg(QString::fromStdString(config_.name)); }
 
-void ComparisonPane::start() { session_->start(config_); }
+void ComparisonPane::start() {
+  waiting_ = false;
+  session_->start(config_);
+}
+
+void ComparisonPane::setWaiting(bool waiting) {
+  waiting_ = waiting;
+  updateHeader();
+}
 
 QString ComparisonPane::shortName() const {
   QStringList variants;
@@ -103,7 +111,8 @@ void ComparisonPane::updateHeader() {
   if (config_.model.retention_gate) gates += tr(", retention gate");
   if (config_.model.output_gate != "none") gates += tr(", output gate");
   if (config_.model.value_gate) gates += tr(", value gate");
-  QString status = TrainingSession::stateName(session_->state());
+  QString status = waiting_ && session_->state() == TrainingSession::State::Idle ? tr("Waiting: trains when the runs before it are done")
+                                                                                : TrainingSession::stateName(session_->state());
   if (hasProgress_) {
     status += tr(" \u00b7 step %1 / %2 \u00b7 loss %3").arg(progress_.step).arg(progress_.total_steps).arg(progress_.loss, 0, 'f', 3);
     if (std::isfinite(progress_.accuracy)) status += tr(" \u00b7 accuracy %1%").arg(100 * progress_.accuracy, 0, 'f', 1);

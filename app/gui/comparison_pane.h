@@ -37,6 +37,8 @@ class ComparisonPane : public QFrame {
   int tracedStep() const { return tracedStep_; }
 
   void start();  // trains the pane's configuration from scratch
+  // Queued behind other runs (training one after another): said in the header until it starts.
+  void setWaiting(bool waiting);
   void setViewKind(int kind);
   // A line under the header, e.g. why the linked selection shows another head here.
   void setNote(const QString& note);
@@ -64,6 +66,7 @@ class ComparisonPane : public QFrame {
   bool hasProgress_ = false;
   int tracedStep_ = -1;
   QString error_;
+  bool waiting_ = false;
 };
 
 }  // namespace attnlab

@@ -315,7 +315,10 @@ void ComparisonWindow::setOneAfterAnother(bool on) {
   }
   for (size_t i = 0; i < panes_.size(); ++i)
     panes_[i]->setThreads(on ? originalThreads_[i] : std::min(originalThreads_[i], threadsPerRun()));
-  if (!on) chainActive_ = false;
+  if (!on) {
+    chainActive_ = false;
+    for (ComparisonPane* pane : panes_) pane->setWaiting(false);
+  }
   updateScheduleLabel();
 }
 
@@ -372,6 +375,7 @@ void ComparisonWindow::trainAll() {
     return;
   }
   chainActive_ = true;
+  for (ComparisonPane* pane : panes_) pane->setWaiting(pane->session()->state() == State::Idle);
   for (ComparisonPane* pane : panes_)
     if (pane->session()->state() == State::Running) return;
   for (ComparisonPane* pane : panes_)
@@ -386,6 +390,7 @@ void ComparisonWindow::pauseAll() {
 
 void ComparisonWindow::resetAll() {
   chainActive_ = false;
+  for (ComparisonPane* pane : panes_) pane->setWaiting(false);
   sharedProbe_.clear();
   for (ComparisonPane* pane : panes_) pane->session()->reset();
 }

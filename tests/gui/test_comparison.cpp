@@ -362,7 +362,8 @@ class ComparisonTest : public QObject {
     });
     window.trainAll();
     QCOMPARE(window.pane(0)->session()->state(), State::Running);
-    QCOMPARE(window.pane(1)->session()->state(), State::Idle);  // waits for run 1
+    QCOMPARE(window.pane(1)->session()->state(), State::Idle);  // waits for run 1, and says so
+    QVERIFY2(window.pane(1)->headerText().contains("Waiting"), qPrintable(window.pane(1)->headerText()));
     QTRY_COMPARE_WITH_TIMEOUT(window.pane(1)->session()->state(), State::Finished, 30000);
     QCOMPARE(window.pane(0)->session()->state(), State::Finished);
     QCOMPARE(firstWhenSecondStarted, State::Finished);
