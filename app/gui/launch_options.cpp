@@ -3,6 +3,8 @@
 #include <QCommandLineParser>
 
 #include "io/config_json.h"
+#include "comparison_view_kinds.h"
+#include "io/comparison_file.h"
 #include "main_window.h"
 
 namespace attnlab {
@@ -43,7 +45,11 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   const QCommandLineOption view(QStringLiteral("view"),
                                 QStringLiteral("View shown first: %1.").arg(MainWindow::viewNames().join(QStringLiteral(", "))),
                                 QStringLiteral("NAME"));
-  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view});
+  const QCommandLineOption compare(QStringLiteral("compare"),
+                                   QStringLiteral("Open presets side by side in a comparison window (2 to 4, comma separated); "
+                                                  "--view then names one of: %1.").arg(comparisonViewKindIds().join(QStringLiteral(", "))),
+                                   QStringLiteral("PRESET,PRESET[,...]"));
+  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -68,7 +74,24 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   if ((parser.isSet(screenshot) || parser.isSet(exportFile)) != parser.isSet(quitAfter))
     return QStringLiteral("--screenshot FILE (or --export FILE) and --quit-after-steps N go together");
   out.exportFile = parser.value(exportFile);
-  if (parser.isSet(view)) {
+  if (parser.isSet(compare)) {
+    const QStringList names = parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    if (names.size() < ComparisonDocument::kMinRuns || names.size() > ComparisonDocument::kMaxRuns)
+      return QStringLiteral("--compare needs 2 to 4 presets separated by commas, got '%1'").arg(parser.value(compare));
+    if (parser.isSet(exportFile)) return QStringLiteral("--export does not apply to --compare (use --screenshot)");
+    for (const QString& name : names) {
+      ExperimentConfig config;
+      error = loadPreset(name.trimmed().toStdString(), config);
+      for (const QString& assignment : parser.values(set))
+        if (error.empty()) error = applyOverride(config, assignment.toStdString());
+      if (error.empty() && parser.isSet(steps)) config.train.steps = out.config.train.steps;
+      if (error.empty()) error = validate(config);
+      if (!error.empty()) return QString::fromStdString(error);
+      out.compare.push_back(config);
+    }
+    if (parser.isSet(view) && (out.view = comparisonViewKindIndex(parser.value(view))) < 0)
+      return QStringLiteral("--view needs one of %1, got '%2'").arg(comparisonViewKindIds().join(QStringLiteral(", ")), parser.value(view));
+  } else if (parser.isSet(view)) {
     out.view = MainWindow::viewNames().indexOf(parser.value(view));
     if (out.view < 0)
       return QStringLiteral("--view needs one of %1, got '%2'").arg(MainWindow::viewNames().join(QStringLiteral(", ")), parser.value(view));

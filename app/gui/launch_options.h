@@ -3,6 +3,7 @@
 // smoke test and for README pictures.
 #include <QString>
 #include <QStringList>
+#include <vector>
 
 #include "model/config.h"
 
@@ -17,6 +18,9 @@ struct LaunchOptions {
   int quitAfterSteps = 0;
   int view = 0;  // index into MainWindow::viewNames(), the tab shown first
   int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)
+  // --compare A,B[,C,D]: the presets (with --set and --steps applied) to open side by side in a
+  // comparison window instead of the main window; `view` then indexes comparisonViewKinds().
+  std::vector<ExperimentConfig> compare;
   bool showHelp = false;
   QString helpText;
 };

@@ -5,8 +5,27 @@
 #include <memory>
 
 #include "attention_map_model.h"
+#include "comparison_window.h"
 #include "launch_options.h"
+#include "selection_link.h"
 #include "main_window.h"
+
+// attnlab --compare A,B: the comparison window alone.
+static int runComparison(const attnlab::LaunchOptions& options) {
+  attnlab::ComparisonWindow window(options.compare);
+  window.setViewKind(options.view);
+  if (options.layer > 0 || options.head > 0) window.selection()->select(options.layer, options.head);
+  window.show();
+  if (options.quitAfterSteps > 0) {
+    QObject::connect(&window, &attnlab::ComparisonWindow::captureFinished, qApp, [](bool saved, const QString& message) {
+      std::fprintf(saved ? stdout : stderr, "attnlab: %s\n", qPrintable(message));
+      QCoreApplication::exit(saved ? 0 : 1);
+    });
+    window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile);
+    window.trainAll();
+  }
+  return QApplication::exec();
+}
 
 int main(int argc, char** argv) {
   // OpenGL 3.2 core with a depth buffer, set before QApplication exists: what the VTK views
@@ -32,6 +51,8 @@ int main(int argc, char** argv) {
     std::printf("%s\n", qPrintable(options.helpText.trimmed()));
     return 0;
   }
+
+  if (!options.compare.empty()) return runComparison(options);
 
   attnlab::MainWindow window(options.config, options.presetName);
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty()) {  // pictures show the plain default layout

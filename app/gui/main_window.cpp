@@ -24,6 +24,7 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "comparison_window.h"
 #include "embedding_tab.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
@@ -139,6 +140,9 @@ void MainWindow::buildActions() {
 
   buildFileMenu();
   buildPresetsMenu();
+  QMenu* compare = menuBar()->addMenu(tr("&Compare"));
+  compare->addAction(tr("&New Comparison\u2026"), this, [this] { newComparisonWithDialog(config_, this); });
+  compare->addAction(tr("&Open Comparison\u2026"), this, [this] { openComparisonWithDialog(this); });
   QMenu* training = menuBar()->addMenu(tr("&Training"));
   training->addActions({trainAction_, pauseAction_, stepAction_, resetAction_});
 

@@ -1,0 +1,72 @@
+#pragma once
+// One run of a comparison: its own training session, loss history and attention map, a header
+// (experiment, state, step, loss, and a note when the linked selection does not fit this model)
+// and the view of the comparison's current kind, made for this run.
+#include <QFrame>
+#include <memory>
+
+#include "model/config.h"
+#include "snapshots.h"
+#include "training_session.h"
+
+class QLabel;
+class QScrollArea;
+class QVBoxLayout;
+
+namespace attnlab {
+
+class AttentionMapModel;
+class LossHistoryModel;
+
+class ComparisonPane : public QFrame {
+  Q_OBJECT
+ public:
+  ComparisonPane(int index, const ExperimentConfig& config, QWidget* parent = nullptr);
+
+  int index() const { return index_; }
+  QString runName() const;    // "1 · Induction heads"
+  QString shortName() const;  // "1: softmax+gate", for narrow columns
+  const ExperimentConfig& config() const { return config_; }
+  // The configuration the next start() trains (threads capped by the comparison's schedule).
+  void setThreads(int threads) { config_.train.threads = threads; }
+  TrainingSession* session() const { return session_; }
+  LossHistoryModel* history() const { return history_; }
+  AttentionMapModel* attention() const { return attention_; }
+  QWidget* view() const { return view_; }
+  const ProgressSnapshot& progress() const { return progress_; }
+  int tracedStep() const { return tracedStep_; }
+
+  void start();  // trains the pane's configuration from scratch
+  // Queued behind other runs (training one after another): said in the header until it starts.
+  void setWaiting(bool waiting);
+  void setViewKind(int kind);
+  // A line under the header, e.g. why the linked selection shows another head here.
+  void setNote(const QString& note);
+  QString headerText() const;
+
+ signals:
+  void traced(int index, const std::shared_ptr<const attnlab::TraceSnapshot>& trace);
+  void progressed(int index, const attnlab::ProgressSnapshot& progress);
+  void stateChanged(int index, attnlab::TrainingSession::State state);
+
+ private:
+  void updateHeader();
+
+  int index_;
+  ExperimentConfig config_;
+  TrainingSession* session_;
+  LossHistoryModel* history_;
+  AttentionMapModel* attention_;
+  QLabel* header_;
+  QLabel* note_;
+  QVBoxLayout* layout_;
+  QScrollArea* viewArea_;
+  QWidget* view_ = nullptr;
+  ProgressSnapshot progress_;
+  bool hasProgress_ = false;
+  int tracedStep_ = -1;
+  QString error_;
+  bool waiting_ = false;
+};
+
+}  // namespace attnlab

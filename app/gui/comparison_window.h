@@ -1,0 +1,145 @@
+#pragma once
+// Two to four experiments side by side (Compare menu, or attnlab --compare A,B): a grid of run
+// panes, each with its own training session and the view of the chosen kind; one probe for all
+// runs that share a vocabulary; one layer/head selection linked across them (SelectionLink); the
+// difference of two runs' attention maps; and a metrics table across the runs, with the KV-cache
+// figures under one eviction policy and budget. The runs train concurrently (each run's threads
+// capped so that together they use no more threads than there are cores, at the same niceness,
+// so the scheduler gives each an equal share) or one after another (each with its own threads).
+// The comparison saves as one .attnlab-compare file with a checkpoint folder per trained run.
+#include <QMainWindow>
+#include <memory>
+#include <vector>
+
+#include "io/comparison_file.h"
+#include "model/config.h"
+#include "snapshots.h"
+#include "training_session.h"
+
+class QComboBox;
+class QGridLayout;
+class QLabel;
+class QTableView;
+
+namespace attnlab {
+
+class AttentionDifferenceModel;
+class AttentionDifferenceView;
+class ComparisonMetricsModel;
+class ComparisonPane;
+class ProbeEditor;
+class SelectionLink;
+struct LoadedCheckpoint;
+
+class ComparisonWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  static constexpr const char* kFileSuffix = "attnlab-compare";
+
+  explicit ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent = nullptr);
+  ~ComparisonWindow() override;
+  // Reads a comparison file and the checkpoints it names; returns the window (not shown), or
+  // null with `error` set when anything is wrong (nothing is changed then).
+  static ComparisonWindow* open(const QString& file, QString& error);
+
+  int paneCount() const { return static_cast<int>(panes_.size()); }
+  ComparisonPane* pane(int i) const { return panes_.at(i); }
+  SelectionLink* selection() const { return link_; }
+  ComparisonMetricsModel* metrics() const { return metrics_; }
+  AttentionDifferenceModel* difference() const { return difference_; }
+  ProbeEditor* probeEditor() const { return probe_; }
+  QString probeNote() const;
+  bool hasUnsavedSteps() const;  // some run trained steps since it was last saved or opened
+
+  int viewKind() const { return viewKind_; }
+  void setViewKind(int kind);
+  bool oneAfterAnother() const { return oneAfterAnother_; }
+  void setOneAfterAnother(bool on);
+  int threadsPerRun() const;  // under concurrent training
+  void setEviction(const QString& policy, const QString& budget);
+  void compare(int a, int b);  // the difference map's two runs
+
+  void trainAll();
+  void pauseAll();
+  void resetAll();
+  // Writes the file and a checkpoint folder per trained run next to it ("<name>.runs/run-N").
+  // Saves happen between training steps; savedAs() reports the outcome.
+  void saveAs(const QString& file);
+  // What saveAs(file) writes: checkpoint folders (relative to the file) for the trained runs.
+  ComparisonDocument documentFor(const QString& file) const;
+  // Trains `steps` steps in every run (fewer when a run is shorter), evaluates the metrics and
+  // saves a picture of the window to `file` (none when empty); then emits captureFinished.
+  void captureAfterSteps(int steps, const QString& file);
+
+ signals:
+  void savedAs(const QString& file, const QString& error);
+  void captureFinished(bool ok, const QString& message);
+
+ private:
+  void closeEvent(QCloseEvent* event) override;
+
+  void buildToolBar();
+  void buildCentralArea();
+  void buildSidePanel(QWidget* side);
+  void layoutGrid();
+  void applyDocument(const ComparisonDocument& document);
+  void saveWithDialog();
+  void openWithDialog();
+  void paneTraced(int index, const std::shared_ptr<const TraceSnapshot>& trace);
+  void paneStateChanged(int index, TrainingSession::State state);
+  void evaluateMetrics(int index);
+  void updateNotes();
+  void updateScheduleLabel();
+  void syncSelectionPickers();
+  void checkCapture();
+  void finishSave();
+
+  std::vector<ComparisonPane*> panes_;
+  SelectionLink* link_;
+  ComparisonMetricsModel* metrics_;
+  AttentionDifferenceModel* difference_;
+  AttentionDifferenceView* differenceView_ = nullptr;
+  QWidget* differenceBox_ = nullptr;
+  QGridLayout* grid_ = nullptr;
+  ProbeEditor* probe_ = nullptr;
+  QLabel* probeNote_ = nullptr;
+  QComboBox* viewPicker_ = nullptr;
+  QComboBox* schedulePicker_ = nullptr;
+  QLabel* scheduleLabel_ = nullptr;
+  QComboBox* layerPicker_ = nullptr;
+  QComboBox* headPicker_ = nullptr;
+  QComboBox* aPicker_ = nullptr;
+  QComboBox* bPicker_ = nullptr;
+  QComboBox* policyPicker_ = nullptr;
+  QComboBox* budgetPicker_ = nullptr;
+  QTableView* table_ = nullptr;
+
+  int viewKind_ = 0;
+  int columns_ = 2;
+  bool oneAfterAnother_ = false;
+  bool chainActive_ = false;  // one after another: start the next run when one finishes
+  std::vector<int> sharedProbe_;
+  std::vector<int> originalThreads_;
+  std::vector<int> savedSteps_;  // per run: the step last saved (or opened)
+
+  struct PendingSave {
+    QString file;
+    ComparisonDocument document;
+    QStringList waiting;  // checkpoint folders not yet reported
+    QStringList errors;
+  };
+  std::unique_ptr<PendingSave> pendingSave_;
+
+  struct Capture {
+    int step = 0;  // 0: none requested
+    QString file;
+    bool evaluating = false;
+  } capture_;
+};
+
+// Compare > New comparison: asks which experiments (the current one, presets) and opens them.
+void newComparisonWithDialog(const ExperimentConfig& current, QWidget* parent);
+// Compare > Open comparison: asks for a file and opens it in a new window, or says why not.
+void openComparisonWithDialog(QWidget* parent);
+
+}  // namespace attnlab
