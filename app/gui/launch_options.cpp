@@ -43,7 +43,12 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   const QCommandLineOption view(QStringLiteral("view"),
                                 QStringLiteral("View shown first: %1.").arg(MainWindow::viewNames().join(QStringLiteral(", "))),
                                 QStringLiteral("NAME"));
-  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view});
+  const QCommandLineOption benchmarkUi(QStringLiteral("benchmark-ui"),
+                                       QStringLiteral("Train --steps steps (default 20) measuring the UI thread's timer latency, then "
+                                                      "time heatmap redraws; print a table and exit."));
+  const QCommandLineOption benchmarkOut(QStringLiteral("out"), QStringLiteral("With --benchmark-ui: also write the figures to FILE as JSON."),
+                               QStringLiteral("FILE"));
+  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, benchmarkUi, benchmarkOut});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -65,6 +70,11 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   if (parser.isSet(steps) && !parsePositive(parser.value(steps), out.config.train.steps))
     return QStringLiteral("--steps needs a positive whole number, got '%1'").arg(parser.value(steps));
 
+  out.benchmarkUi = parser.isSet(benchmarkUi);
+  if (out.benchmarkUi && parser.isSet(steps)) out.benchmarkSteps = out.config.train.steps;
+  if (out.benchmarkUi && parser.isSet(quitAfter)) return QStringLiteral("--benchmark-ui and --quit-after-steps do not go together");
+  if (parser.isSet(benchmarkOut) && !out.benchmarkUi) return QStringLiteral("--out FILE goes with --benchmark-ui");
+  out.benchmarkOut = parser.value(benchmarkOut);
   if ((parser.isSet(screenshot) || parser.isSet(exportFile)) != parser.isSet(quitAfter))
     return QStringLiteral("--screenshot FILE (or --export FILE) and --quit-after-steps N go together");
   out.exportFile = parser.value(exportFile);

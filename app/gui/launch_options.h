@@ -17,6 +17,9 @@ struct LaunchOptions {
   int quitAfterSteps = 0;
   int view = 0;  // index into MainWindow::viewNames(), the tab shown first
   int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)
+  bool benchmarkUi = false;   // --benchmark-ui: measure the UI thread while training (ui_benchmark.h), then exit
+  int benchmarkSteps = 20;    // --steps, when given, else 20
+  QString benchmarkOut;       // --out FILE: the benchmark's figures as JSON
   bool showHelp = false;
   QString helpText;
 };

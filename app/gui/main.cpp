@@ -7,6 +7,7 @@
 #include "attention_map_model.h"
 #include "launch_options.h"
 #include "main_window.h"
+#include "ui_benchmark.h"
 
 int main(int argc, char** argv) {
   // OpenGL 3.2 core with a depth buffer, set before QApplication exists: what the VTK views
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   }
 
   attnlab::MainWindow window(options.config, options.presetName);
+  if (options.benchmarkUi) return attnlab::runUiBenchmark(window, {options.benchmarkSteps, 50, options.benchmarkOut});
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty()) {  // pictures show the plain default layout
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();
