@@ -32,7 +32,6 @@ std::unique_ptr<Trainer> defaultTrainer(bool retentionGate) {
   ExperimentConfig config;
   if (std::string why = workloadConfig("default", config); !why.empty()) throw std::runtime_error(why);
   config.model.retention_gate = retentionGate;
-  config.train.threads = 1;  // one stream decodes one row at a time
   return std::make_unique<Trainer>(config);
 }
 
