@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "decoding.h"
 #include "summary.h"
 #include "train/benchmark.h"
 #include "workloads.h"
@@ -18,6 +19,10 @@ constexpr const char* kUsage =
     "       attnlab-bench --describe WORKLOAD          the workload's shapes as JSON (for torch_peer.py)\n"
     "       attnlab-bench --workload WORKLOAD [--threads N] [--steps N] [--warmup N] [--traces N]\n"
     "                                                   one repetition, printed as one JSON line\n"
+    "       attnlab-bench --decoding [--passes N] [--budget N] [--policy NAME]\n"
+    "                                                   cached decoding of the default model, full cache and each\n"
+    "                                                   eviction policy at the budget (default 64): one JSON line each;\n"
+    "                                                   --policy: that one alone (to profile it)\n"
     "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n";
 
 [[noreturn]] void fail(const std::string& why) {
@@ -39,11 +44,11 @@ nlohmann::json spreadJson(const attnlab::Spread& s) { return {{"median", s.media
 
 int main(int argc, char** argv) {
   using namespace attnlab;
-  std::string mode, value;
-  int threads = 1, steps = 10, warmup = 2, traces = 20;
+  std::string mode, value, policy;
+  int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--list") {
+    if (a == "--list" || a == "--decoding") {
       mode = a;
       continue;
     }
@@ -56,12 +61,23 @@ int main(int argc, char** argv) {
     else if (a == "--steps") steps = integerArg(next, "--steps", 1, 100000);
     else if (a == "--warmup") warmup = integerArg(next, "--warmup", 0, 1000);
     else if (a == "--traces") traces = integerArg(next, "--traces", 0, 100000);
+    else if (a == "--passes") passes = integerArg(next, "--passes", 1, 100000);
+    else if (a == "--policy") policy = next;
+    else if (a == "--budget") budget = integerArg(next, "--budget", 1, 100000);
     else fail("unknown argument '" + a + "'\n" + kUsage);
   }
   if (mode.empty()) fail(std::string("nothing to do\n") + kUsage);
 
   if (mode == "--list") {
     for (const bench::Workload& w : bench::workloads()) std::cout << w.name << "\t" << w.what << "\n";
+    return 0;
+  }
+  if (mode == "--decoding") {
+    try {
+      for (const nlohmann::json& line : bench::timeDecoding(passes, budget, policy)) std::cout << line.dump() << std::endl;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
     return 0;
   }
   if (mode == "--summarize") {

@@ -7,19 +7,23 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"]
-                    [--no-peer] [--out FILE]
+                    [--no-peer] [--no-decoding] [--no-ui] [--out FILE]
   --reps N       repetitions (fresh processes) per side, workload and thread count (default 5)
   --steps N      timed training steps per repetition, after 2 warm-up steps (default 10; larger: a third,
                  after 1 warm-up step)
   --threads L    thread counts to measure (default "1 2")
   --workloads L  workloads to run (default: all; see build/bin/attnlab-bench --list)
   --no-peer      measure this engine only
+  --no-decoding  skip cached decoding (default model, full cache and each eviction policy at budget 64,
+                 N repetitions of 20 passes over the 128-token probe)
+  --no-ui        skip the app's UI benchmark (attnlab --benchmark-ui under xvfb-run: timer latency while
+                 the default preset trains 20 steps, then 128x128 heatmap redraws)
   --out FILE     where the result lines go (default build/bench-results.jsonl)
 Environment: BUILD_DIR (default build) is where the engine is built.
 EOF
 }
 
-reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 out=""
+reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
@@ -27,6 +31,8 @@ while [ $# -gt 0 ]; do
     --threads) threads="$2"; shift 2 ;;
     --workloads) workloads="$2"; shift 2 ;;
     --no-peer) peer=0; shift ;;
+    --no-decoding) decoding=0; shift ;;
+    --no-ui) ui=0; shift ;;
     --out) out="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -44,8 +50,14 @@ python=/usr/bin/python3  # Debian's python3-torch is built for the system interp
 
 # --- the engine, built in Release ---
 if [ ! -f "$build/CMakeCache.txt" ]; then cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null; fi
-cmake --build "$build" --target attnlab-bench -j2 >/dev/null
+targets=attnlab-bench
+[ "$ui" = 1 ] && targets="$targets attnlab"
+cmake --build "$build" --target $targets -j2 >/dev/null
 bench="$build/bin/attnlab-bench"
+if [ "$ui" = 1 ] && ! command -v xvfb-run >/dev/null; then
+  echo "bench/run.sh: skipping the UI benchmark: xvfb-run is not installed (Debian: xvfb)" >&2
+  ui=0
+fi
 
 # --- the peer: Debian's PyTorch with OpenBLAS (about 16x slower on the reference BLAS) ---
 peer_ready() {
@@ -97,6 +109,19 @@ for w in $workloads; do
     done
   done
 done
+if [ "$decoding" = 1 ]; then
+  for r in $(seq 1 "$reps"); do
+    echo "  cached decoding, repetition $r/$reps" >&2
+    "$bench" --decoding --passes 20 --budget 64 >>"$out"
+  done
+fi
+ui_table=""
+if [ "$ui" = 1 ]; then
+  echo "  UI benchmark (attnlab --benchmark-ui under xvfb-run)" >&2
+  ui_table="$(xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/attnlab" --benchmark-ui --steps 20 \
+              --out "${out%.jsonl}-ui.json" 2>/dev/null)" || { echo "bench/run.sh: the UI benchmark failed" >&2; ui_table=""; }
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$bench" --summarize "$out"
+if [ -n "$ui_table" ]; then echo; echo "$ui_table"; fi

@@ -21,6 +21,13 @@ struct Samples {
 };
 using Key = std::tuple<std::string, int, std::string>;
 
+// Per (model, policy) of the decoding benchmark: each repetition's figure.
+struct DecodingSamples {
+  std::string budget;
+  std::vector<double> tokensPerSecond, tokensPerCpuSecond;
+};
+using DecodingKey = std::pair<std::string, std::string>;
+
 std::string number(double v, int decimals) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.*f", decimals, v);
@@ -48,11 +55,43 @@ std::optional<double> throughputTarget(const std::string& workload) {
 }
 constexpr double kTraceTargetMs = 3.0;   // default model, context 128
 constexpr double kPeakTargetMb = 300.0;  // default-preset training
+constexpr double kDecodeTargetTokensPerSecond = 10000.0;  // full cache, single stream
+constexpr double kPolicyTargetRatio = 0.75;               // each policy within 25% of the full cache
+
+// The decoding table: each policy beside the full cache of the same model.
+void writeDecoding(const std::map<DecodingKey, DecodingSamples>& samples, std::ostream& out) {
+  out << "\n| cached decoding, 1 thread | budget | tokens/s median (min–max) | ratio to full | tokens per CPU-second | "
+         "ratio to full (CPU) | target |\n"
+      << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const std::string model : {"default", "retention_gate"}) {
+    const auto full = samples.find({model, "full"});
+    std::vector<std::pair<DecodingKey, DecodingSamples>> rows;  // the full cache first
+    if (full != samples.end()) rows.push_back(*full);
+    for (const auto& row : samples)
+      if (row.first.first == model && row.first.second != "full") rows.push_back(row);
+    for (const auto& [key, s] : rows) {
+      const bool isFull = key.second == "full";
+      const auto ot = median(s.tokensPerSecond), oc = median(s.tokensPerCpuSecond);
+      std::optional<double> ft, fc;
+      if (full != samples.end()) ft = median(full->second.tokensPerSecond), fc = median(full->second.tokensPerCpuSecond);
+      std::string status = "—";
+      if (isFull && model == "default")
+        status = ">= 10,000 tokens/s: " + std::string(*ot >= kDecodeTargetTokensPerSecond ? "met" : "not met");
+      else if (!isFull && ft)
+        status = ">= 0.75x full: " + std::string(*ot / *ft >= kPolicyTargetRatio ? "met" : "not met");
+      const std::string name = key.second + (model == "default" ? "" : " (default model + retention gate)");
+      out << "| " << name << ", " << s.tokensPerSecond.size() << " reps | " << s.budget << " | " << cell(s.tokensPerSecond, 0)
+          << " | " << (ft && !isFull ? number(*ot / *ft, 2) + "x" : "—") << " | " << cell(s.tokensPerCpuSecond, 0) << " | "
+          << (fc && !isFull ? number(*oc / *fc, 2) + "x" : "—") << " | " << status << " |\n";
+    }
+  }
+}
 
 }  // namespace
 
 std::string summarize(std::istream& results, std::ostream& out) {
   std::map<Key, Samples> samples;
+  std::map<DecodingKey, DecodingSamples> decoding;
   std::set<int> threads;
   std::string line;
   int lineNumber = 0;
@@ -62,6 +101,13 @@ std::string summarize(std::istream& results, std::ostream& out) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("side") || !j.contains("tokens_per_second"))
       return "line " + std::to_string(lineNumber) + " is not a benchmark result";
+    if (j.value("kind", "") == "decoding") {
+      DecodingSamples& d = decoding[{j["model"].get<std::string>(), j["policy"].get<std::string>()}];
+      d.budget = j["budget"].get<std::string>();
+      d.tokensPerSecond.push_back(j["tokens_per_second"]["median"].get<double>());
+      d.tokensPerCpuSecond.push_back(j["tokens_per_cpu_second"]["median"].get<double>());
+      continue;
+    }
     Samples& s = samples[{j["workload"].get<std::string>(), j["threads"].get<int>(), j["side"].get<std::string>()}];
     threads.insert(j["threads"].get<int>());
     s.seqLen = j.value("seq_len", 0);
@@ -72,7 +118,8 @@ std::string summarize(std::istream& results, std::ostream& out) {
     s.peakMb.push_back(j["peak_rss_mb"].get<double>());
   }
 
-  out << "| workload | threads | measure | attnlab median (min–max) | PyTorch median (min–max) | ratio | target |\n"
+  if (!samples.empty())
+    out << "| workload | threads | measure | attnlab median (min–max) | PyTorch median (min–max) | ratio | target |\n"
       << "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const Workload& w : workloads())
     for (int t : threads) {
@@ -119,6 +166,7 @@ std::string summarize(std::istream& results, std::ostream& out) {
       out << lead << "peak RSS MB | " << cell(o.peakMb, 0) << " | " << cell(peer.peakMb, 0) << " | " << ratio << " | "
           << status << " |\n";
     }
+  if (!decoding.empty()) writeDecoding(decoding, out);
   return {};
 }
 

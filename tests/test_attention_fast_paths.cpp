@@ -1,5 +1,5 @@
-// Each fast path equals the plain code it stands beside: the float32 masked softmax
-// (attention/softmax_core.h), the causal block products (attention/head_loops.h) and the blocked
+// Each fast path equals the plain code it stands beside: the float32 masked softmax and its
+// decoding row (attention/softmax_core.h), the causal block products (attention/head_loops.h) and the blocked
 // GELU (model/ops.cpp), each against its plain reference.
 #include <QtTest>
 
@@ -84,6 +84,63 @@ class TestAttentionFastPaths : public QObject {
   // Softmax attention forward and backward through the causal block products against full
   // T x T products written plainly (T = 45: whole blocks of 32 and a partial one; 2 heads sharing
   // one K/V head, so the shared gradients accumulate).
+  void softmaxDecodeRowFp32EqualsPlain_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("bias");
+    QTest::newRow("128 live keys") << 128 << 0 << false;
+    QTest::newRow("37 keys, window 9, bias") << 37 << 9 << true;
+    QTest::newRow("one key") << 1 << 0 << false;
+    QTest::newRow("no key") << 0 << 0 << false;
+  }
+  void softmaxDecodeRowFp32EqualsPlain() {
+    QFETCH(int, n);
+    QFETCH(int, window);
+    QFETCH(bool, bias);
+    const int dHead = 32;
+    const Mat q = randomMatrix(1, dHead, 1.0f, 3), k = randomMatrix(std::max(n, 1), dHead, 1.0f, 4),
+              v = randomMatrix(std::max(n, 1), dHead, 1.0f, 5), b = randomMatrix(1, std::max(n, 1), 2.0f, 6);
+    std::vector<int> positions(n);
+    for (int j = 0; j < n; ++j) positions[j] = 3 * j;  // live entries after some evictions
+    DecodeRowInputs in;
+    in.q = q.data();
+    in.k = k.data();
+    in.v = v.data();
+    in.key_positions = positions.data();
+    in.bias = bias ? b.data() : nullptr;
+    in.n = n;
+    in.dHead = dHead;
+    in.query_position = n ? positions.back() : 0;
+    in.scale = 1.0f / std::sqrt(float(dHead));
+    std::vector<float> oPlain(dHead, 42.f), oFast(dHead, 42.f), wPlain(n, 42.f), wFast(n, 42.f);
+    softmaxDecodeRowPlain(in, 1.7f, window, oPlain.data(), wPlain.data());
+    softmaxDecodeRow(in, 1.7f, window, oFast.data(), wFast.data());
+    for (int j = 0; j < n; ++j) {
+      if (positions[j] < firstVisibleKey(in.query_position, window)) QCOMPARE(wFast[j], 0.0f);  // masked: exactly zero
+      QVERIFY2(std::abs(wFast[j] - wPlain[j]) <= 1e-6f * std::max(1.0f, wPlain[j]),
+               qPrintable(QString("w[%1]: fast %2, plain %3").arg(j).arg(wFast[j]).arg(wPlain[j])));
+    }
+    for (int d = 0; d < dHead; ++d)
+      QVERIFY2(std::abs(oFast[d] - oPlain[d]) <= 1e-5f * std::max(1.0f, std::abs(oPlain[d])),
+               qPrintable(QString("o[%1]: fast %2, plain %3").arg(d).arg(oFast[d]).arg(oPlain[d])));
+  }
+
+  void softmaxDecodeRowFp32KeepsNaNLikePlain() {
+    const float q[2] = {std::numeric_limits<float>::quiet_NaN(), 1.0f}, k[4] = {1, 0, 0, 1}, v[4] = {1, 2, 3, 4};
+    const int positions[2] = {0, 1};
+    DecodeRowInputs in;
+    in.q = q;
+    in.k = k;
+    in.v = v;
+    in.key_positions = positions;
+    in.n = 2;
+    in.dHead = 2;
+    in.query_position = 1;
+    float o[2], w[2];
+    softmaxDecodeRow(in, 1.0f, 0, o, w);
+    QVERIFY(std::isnan(w[0]) && std::isnan(w[1]) && std::isnan(o[0]));  // the NaN reaches the logits, as in the plain path
+  }
+
   void causalBlocksEqualFullProducts() {
     const int T = 45, dHead = 8, H = 2;
     const AttentionShape shape{1, T, H, 1, dHead};

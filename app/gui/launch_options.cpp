@@ -49,7 +49,12 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                    QStringLiteral("Open presets side by side in a comparison window (2 to 4, comma separated); "
                                                   "--view then names one of: %1.").arg(comparisonViewKindIds().join(QStringLiteral(", "))),
                                    QStringLiteral("PRESET,PRESET[,...]"));
-  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare});
+  const QCommandLineOption benchmarkUi(QStringLiteral("benchmark-ui"),
+                                       QStringLiteral("Train --steps steps (default 20) measuring the UI thread's timer latency, then "
+                                                      "time heatmap redraws; print a table and exit."));
+  const QCommandLineOption benchmarkOut(QStringLiteral("out"), QStringLiteral("With --benchmark-ui: also write the figures to FILE as JSON."),
+                               QStringLiteral("FILE"));
+  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare, benchmarkUi, benchmarkOut});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -71,6 +76,11 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   if (parser.isSet(steps) && !parsePositive(parser.value(steps), out.config.train.steps))
     return QStringLiteral("--steps needs a positive whole number, got '%1'").arg(parser.value(steps));
 
+  out.benchmarkUi = parser.isSet(benchmarkUi);
+  if (out.benchmarkUi && parser.isSet(steps)) out.benchmarkSteps = out.config.train.steps;
+  if (out.benchmarkUi && parser.isSet(quitAfter)) return QStringLiteral("--benchmark-ui and --quit-after-steps do not go together");
+  if (parser.isSet(benchmarkOut) && !out.benchmarkUi) return QStringLiteral("--out FILE goes with --benchmark-ui");
+  out.benchmarkOut = parser.value(benchmarkOut);
   if ((parser.isSet(screenshot) || parser.isSet(exportFile)) != parser.isSet(quitAfter))
     return QStringLiteral("--screenshot FILE (or --export FILE) and --quit-after-steps N go together");
   out.exportFile = parser.value(exportFile);
@@ -79,6 +89,7 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
     if (names.size() < ComparisonDocument::kMinRuns || names.size() > ComparisonDocument::kMaxRuns)
       return QStringLiteral("--compare needs 2 to 4 presets separated by commas, got '%1'").arg(parser.value(compare));
     if (parser.isSet(exportFile)) return QStringLiteral("--export does not apply to --compare (use --screenshot)");
+    if (out.benchmarkUi) return QStringLiteral("--benchmark-ui measures the main window, not --compare");
     for (const QString& name : names) {
       ExperimentConfig config;
       error = loadPreset(name.trimmed().toStdString(), config);

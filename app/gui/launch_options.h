@@ -21,6 +21,9 @@ struct LaunchOptions {
   // --compare A,B[,C,D]: the presets (with --set and --steps applied) to open side by side in a
   // comparison window instead of the main window; `view` then indexes comparisonViewKinds().
   std::vector<ExperimentConfig> compare;
+  bool benchmarkUi = false;   // --benchmark-ui: measure the UI thread while training (ui_benchmark.h), then exit
+  int benchmarkSteps = 20;    // --steps, when given, else 20
+  QString benchmarkOut;       // --out FILE: the benchmark's figures as JSON
   bool showHelp = false;
   QString helpText;
 };

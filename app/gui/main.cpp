@@ -9,6 +9,7 @@
 #include "launch_options.h"
 #include "selection_link.h"
 #include "main_window.h"
+#include "ui_benchmark.h"
 
 // attnlab --compare A,B: the comparison window alone.
 static int runComparison(const attnlab::LaunchOptions& options) {
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   if (!options.compare.empty()) return runComparison(options);
 
   attnlab::MainWindow window(options.config, options.presetName);
+  if (options.benchmarkUi) return attnlab::runUiBenchmark(window, {options.benchmarkSteps, 50, options.benchmarkOut});
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty()) {  // pictures show the plain default layout
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();

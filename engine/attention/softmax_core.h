@@ -47,8 +47,9 @@ inline void maskedSoftmaxHeadPlain(HeadMat S, HeadMat A, float beta, const float
 
 // Decoding row (attention.h: DecodeRowInputs) for the softmax-like variants: s_j = scale q.k_j + b_j
 // rounded as causalScores rounds it, a_j = softmax_j(beta s_j + log g_j) over the live keys whose
-// position lies in the window [query - w + 1, query] (w = 0: all), o = sum_j a_j v_j.
-inline void softmaxDecodeRow(const DecodeRowInputs& in, float beta, int window, float* o, float* weights) {
+// position lies in the window [query - w + 1, query] (w = 0: all), o = sum_j a_j v_j. The plain
+// reference; softmaxDecodeRow below dispatches to the fast path where it applies.
+inline void softmaxDecodeRowPlain(const DecodeRowInputs& in, float beta, int window, float* o, float* weights) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   const int first = firstVisibleKey(in.query_position, window);
   float maxLogit = kMinusInf;
@@ -77,6 +78,53 @@ inline void softmaxDecodeRow(const DecodeRowInputs& in, float beta, int window, 
     weights[j] *= inv;
     for (int d = 0; d < in.dHead; ++d) o[d] += weights[j] * in.v[static_cast<size_t>(j) * in.dHead + d];
   }
+}
+
+// Fast path of softmaxDecodeRowPlain for float32 scores without a key gate (decoding's common
+// case): the scores of all live keys as one matrix-vector product, a vectorised exp in aligned
+// scratch (as maskedSoftmaxHeadFp32, below), and the output as a second product. The masking,
+// NaN and empty-row rules are the plain path's; values agree to float rounding (the dot
+// products' summation order differs). test_attention_fast_paths checks it.
+inline void softmaxDecodeRowFp32(const DecodeRowInputs& in, float beta, int window, float* o, float* weights) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  using RowMajorMap = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+  const int n = in.n, first = firstVisibleKey(in.query_position, window);
+  const RowMajorMap K(in.k, n, in.dHead), V(in.v, n, in.dHead);
+  Eigen::Map<Eigen::VectorXf> out(o, in.dHead);
+  Eigen::Map<Eigen::ArrayXf> w(weights, n);
+  thread_local Eigen::ArrayXf scratch;
+  if (scratch.size() < n) scratch.resize(n);
+  auto z = scratch.head(n);
+  z.matrix().noalias() = K * Eigen::Map<const Eigen::VectorXf>(in.q, in.dHead);
+  z *= in.scale;                                                    // s = scale q.k
+  if (in.bias) z += Eigen::Map<const Eigen::ArrayXf>(in.bias, n);  // s + b
+  z *= beta;                                                        // z = beta s
+  float maxLogit = kMinusInf;
+  for (int j = 0; j < n; ++j) {
+    if (in.key_positions[j] < first) z[j] = kMinusInf;
+    else maxLogit = std::isnan(z[j]) ? z[j] : std::max(maxLogit, z[j]);
+  }
+  if (maxLogit == kMinusInf) {  // nothing visible: an all-zero row
+    out.setZero();
+    w.setZero();
+    return;
+  }
+  w = z;  // the logits, for the subnormal fallback below
+  z = (z - maxLogit).exp();
+  float sum = 0;
+  for (int j = 0; j < n; ++j) {
+    const float e = z[j] != 0.0f ? z[j] : std::exp(w[j] - maxLogit);  // Eigen's exp flushes subnormals to 0
+    w[j] = e;
+    sum += e;  // in index order, as the plain path sums
+  }
+  w *= 1.0f / sum;
+  out.noalias() = V.transpose() * w.matrix();  // o = sum_j a_j v_j
+}
+
+// Dispatches to the fast path where it applies.
+inline void softmaxDecodeRow(const DecodeRowInputs& in, float beta, int window, float* o, float* weights) {
+  if (in.precision == ScorePrecision::fp32 && !in.key_gate) softmaxDecodeRowFp32(in, beta, window, o, weights);
+  else softmaxDecodeRowPlain(in, beta, window, o, weights);
 }
 
 // Fast path of maskedSoftmaxHeadPlain for float32 scores without a key gate (training's common

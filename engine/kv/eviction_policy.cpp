@@ -59,8 +59,28 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
     float score;
     char protect, dropped;
   };
+  // The order entries are kept in: protected first, then entries that may stay, then the highest
+  // score, then the most recent, then the lower head (only pooled heads can tie that far). A
+  // strict total order, so the kept set is the one sorting all candidates would give.
+  auto ranksBefore = [](const Candidate& a, const Candidate& b) {
+    if (a.protect != b.protect) return a.protect > b.protect;
+    if (a.dropped != b.dropped) return b.dropped > a.dropped;
+    if (a.score != b.score) return a.score > b.score;
+    if (a.position != b.position) return a.position > b.position;
+    return a.head < b.head;
+  };
   std::vector<KeepDecision> out(views.size());
-  std::vector<std::vector<Candidate>> perHead(views.size());
+  // Keeps the first `count` candidates in that order; nth_element finds them without sorting the
+  // rest (a decoding step usually drops one entry of budget + 1).
+  auto keepBest = [&](std::vector<Candidate>& pool, long long count) {
+    if (count <= 0) return;
+    if (count < static_cast<long long>(pool.size())) std::nth_element(pool.begin(), pool.begin() + count, pool.end(), ranksBefore);
+    for (long long r = 0; r < static_cast<long long>(pool.size()) && r < count; ++r)
+      if (!pool[r].dropped || exact) out[pool[r].head].keep[pool[r].index] = 1;
+  };
+  const bool shared = pooled && !exact;  // the layer's heads compete in one pool
+  std::vector<Candidate> pool;
+  long long sharedBudget = 0;
   std::vector<float> score;
   std::vector<char> protect;
   for (size_t h = 0; h < views.size(); ++h) {
@@ -70,34 +90,21 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
     policy.score(views[h], score, protect);
     out[h].keep.assign(n, 0);
     out[h].dropped.assign(n, 0);
+    for (int i = 0; i < n; ++i) out[h].dropped[i] = std::isinf(score[i]) && score[i] < 0 && !protect[i];
+    if (!shared && n <= views[h].budget) {  // all fit: keepBest would keep each that may stay
+      for (int i = 0; i < n; ++i) out[h].keep[i] = exact || !out[h].dropped[i];
+      continue;
+    }
+    if (!shared) pool.clear();
     for (int i = 0; i < n; ++i) {
-      const char dropped = std::isinf(score[i]) && score[i] < 0 && !protect[i];
-      out[h].dropped[i] = dropped;
-      perHead[h].push_back({static_cast<int>(h), i, views[h].cache.positions[i], score[i], protect[i], dropped});
+      const char dropped = out[h].dropped[i];
+      const float ranked = std::isnan(score[i]) ? -std::numeric_limits<float>::infinity() : score[i];  // NaN ranks lowest
+      pool.push_back({static_cast<int>(h), i, views[h].cache.positions[i], ranked, protect[i], dropped});
     }
+    if (shared) sharedBudget += views[h].budget;
+    else keepBest(pool, views[h].budget);
   }
-  auto ranksBefore = [](const Candidate& a, const Candidate& b) {
-    if (a.protect != b.protect) return a.protect > b.protect;
-    if (a.dropped != b.dropped) return b.dropped > a.dropped;
-    if (a.score != b.score) return a.score > b.score;
-    return a.position > b.position;
-  };
-  auto keepBest = [&](std::vector<Candidate>& pool, long long count) {
-    std::stable_sort(pool.begin(), pool.end(), ranksBefore);
-    for (long long r = 0; r < static_cast<long long>(pool.size()) && r < count; ++r)
-      if (!pool[r].dropped || exact) out[pool[r].head].keep[pool[r].index] = 1;
-  };
-  if (pooled && !exact) {
-    std::vector<Candidate> pool;
-    long long budget = 0;
-    for (size_t h = 0; h < views.size(); ++h) {
-      pool.insert(pool.end(), perHead[h].begin(), perHead[h].end());
-      budget += views[h].budget;
-    }
-    keepBest(pool, budget);
-  } else {
-    for (size_t h = 0; h < views.size(); ++h) keepBest(perHead[h], views[h].budget);
-  }
+  if (shared) keepBest(pool, sharedBudget);
   return out;
 }
 

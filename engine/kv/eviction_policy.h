@@ -66,7 +66,8 @@ struct KeepDecision {
   std::vector<char> keep, dropped;
 };
 // Asks the policy for every head's scores, then keeps per head its view.budget best entries:
-// protected first, then entries that may stay, then the highest score, then the most recent.
+// protected first, then entries that may stay, then the highest score (NaN lowest), then the most
+// recent, then the lower head.
 // pooled: the layer's heads compete for the sum of their budgets (a per-layer budget).
 // exact: each head keeps exactly its budget (the matched protocol), even entries scored -inf.
 std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<HeadView>& views, bool pooled, bool exact);

@@ -90,13 +90,14 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 
 // Both run over blocks of kGeluBlock values: tanh stays vectorised (Eigen) and the backward needs
 // no whole-matrix temporaries (each would be a fresh [N, d_ff] allocation per step); blocks are
-// independent, so threads share them.
+// independent, so threads share them when there are several (a decoding step's one row is a
+// single block: waking a second thread for it cost a third of the step).
 constexpr Eigen::Index kGeluBlock = 512;
 
 void geluForward(const Mat& x, Mat& y) {
   y.resize(x.rows(), x.cols());
   const Eigen::Index n = x.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kGeluBlock)
   for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
     const Eigen::Index len = std::min(kGeluBlock, n - start);
     const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len);
@@ -107,7 +108,7 @@ void geluForward(const Mat& x, Mat& y) {
 void geluBackward(const Mat& dy, const Mat& x, Mat& dx) {
   dx.resize(x.rows(), x.cols());
   const Eigen::Index n = x.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kGeluBlock)
   for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
     const Eigen::Index len = std::min(kGeluBlock, n - start);
     const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len), dys(dy.data() + start, len);
