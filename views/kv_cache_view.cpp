@@ -37,6 +37,7 @@ namespace attnlab {
 namespace {
 
 const char* kDefaultPolicy = "streaming_llm";
+const char* kDefaultGatedPolicy = "learned_gate";  // a model with a retention gate: what its gate keeps
 const char* kDefaultBudget = "8";
 constexpr int kFollowMs = 250;    // at least this long between runs that follow training
 constexpr int kBusyDelayMs = 300;
@@ -179,6 +180,7 @@ QWidget* KvCacheView::buildPanel() {
     policy_->setItemData(policy_->count() - 1, summary, Qt::ToolTipRole);
   }
   policy_->setCurrentText(QString::fromLatin1(kDefaultPolicy));
+  connect(policy_, &QComboBox::activated, this, [this] { policyChosen_ = true; });
   policy_->setToolTip(tr("The eviction policy (hover an entry for its rule)"));
   budget_ = new QLineEdit(QString::fromLatin1(kDefaultBudget), panel);
   budget_->setMaximumWidth(70);
@@ -323,6 +325,8 @@ void KvCacheView::followSnapshot() {
     autoRunDone_ = false;
     if (model_->result()) model_->clear();
     if (run) tokens_->setMaximum(std::max(0, run->config.model.context - 1));
+    if (run && !policyChosen_)
+      policy_->setCurrentText(QString::fromLatin1(run->config.model.retention_gate ? kDefaultGatedPolicy : kDefaultPolicy));
   }
   maybeAutoRun();
   showSelection();

@@ -87,6 +87,7 @@ class KvCacheView : public QWidget, public ExportableView {
   QWidget* results_;
   QSplitter* splitter_;
   bool splitterMoved_ = false;  // the user's own split is kept
+  bool policyChosen_ = false;   // else the default follows the model: learned_gate where it has a retention gate
   KvOccupancyRaster* raster_;
   QChartView* liveChart_;
   QChartView* bytesChart_;

@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGridLayout>
+#include <QResizeEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegendMarker>
@@ -105,7 +106,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
       overlay_(new QCheckBox(tr("All heads of the layer"), this)),
       slider_(new QSlider(Qt::Horizontal, this)),
       play_(new QPushButton(tr("Play"), this)),
-      fit_(new QCheckBox(tr("Fit axes to this step"), this)),
+      fit_(new QCheckBox(tr("Fit axes"), this)),
       stepLabel_(new QLabel(this)),
       numbers_(new QLabel(this)),
       plane_(makeChartView(tr("Eigenvalues of W_q^T W_k"), tr("real"), tr("imaginary"), this)),
@@ -127,6 +128,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   overlay_->hide();
   controls->addSpacing(12);
   controls->addWidget(play_);
+  slider_->setMinimumWidth(70);  // still a slider in a narrow comparison pane
   controls->addWidget(slider_, 1);
   controls->addWidget(stepLabel_);
   controls->addSpacing(8);
@@ -137,6 +139,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   numbers_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
 
   auto* charts = new QGridLayout;
+  charts_ = charts;
   charts->addWidget(plane_, 0, 0, 2, 1);
   charts->addWidget(singular_, 0, 1);
   charts->addWidget(rope_, 1, 1);
@@ -378,6 +381,19 @@ void SpectrumView::updateNumbers() {
     html += tr("<p>null radius %1: eigenvalues of a<br>random head at the initial scale<br>lie within it (dashed circle).</p>")
                 .arg(number(model_->nullRadius()));
   numbers_->setText(html);
+}
+
+// In a narrow place (a comparison pane) the numbers go under the charts instead of beside them.
+void SpectrumView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  constexpr int kNarrow = 900;
+  const bool below = width() < kNarrow;
+  int row = 0, column = 0, rows = 0, columns = 0;
+  charts_->getItemPosition(charts_->indexOf(numbers_), &row, &column, &rows, &columns);
+  if (below == (row == 2)) return;
+  charts_->removeWidget(numbers_);
+  if (below) charts_->addWidget(numbers_, 2, 0, 1, 2);
+  else charts_->addWidget(numbers_, 0, 2, 2, 1);
 }
 
 }  // namespace attnlab

@@ -12,6 +12,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
+class QGridLayout;
 class QSlider;
 class QTimer;
 class QValueAxis;
@@ -37,6 +38,9 @@ class SpectrumView : public QWidget {
   void setSharedSelection(bool shared);
   QCheckBox* overlayCheck() const { return overlay_; }
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void syncControls();
   void redraw();
@@ -58,6 +62,7 @@ class SpectrumView : public QWidget {
   QCheckBox* fit_;
   QLabel* stepLabel_;
   QLabel* numbers_;
+  QGridLayout* charts_ = nullptr;
   QChartView* plane_;
   QChartView* singular_;
   QChartView* rope_;

@@ -208,7 +208,7 @@ void ComparisonWindow::buildCentralArea() {
   splitter->addWidget(side);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({1150, 430});
+  splitter->setSizes({1250, 330});  // the side column fits the metrics of two runs; drag for more
   layout->addWidget(splitter, 1);
   setCentralWidget(central);
 }
