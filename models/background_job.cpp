@@ -13,9 +13,16 @@ BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent) {
   pool_.setMaxThreadCount(1);
 }
 
+namespace {
+thread_local const std::atomic<bool>* currentStop = nullptr;  // the stop flag of the job this thread runs
+}  // namespace
+
+bool BackgroundJob::stopRequested() { return currentStop && currentStop->load(); }
+
 BackgroundJob::~BackgroundJob() {
   ++generation_;
   waiting_ = nullptr;
+  if (runningStop_) *runningStop_ = true;
   pool_.waitForDone();
 }
 
@@ -28,6 +35,7 @@ void BackgroundJob::submit(Work work) {
 void BackgroundJob::cancel() {
   ++generation_;
   waiting_ = nullptr;
+  if (runningStop_) *runningStop_ = true;
   if (!running_ && busy_) emit busyChanged(busy_ = false);
 }
 
@@ -43,10 +51,12 @@ void BackgroundJob::startNext() {
   waiting_ = nullptr;
   running_ = true;
   const quint64 generation = generation_;
-  pool_.start([this, work = std::move(work), generation] {
+  runningStop_ = std::make_shared<std::atomic<bool>>(false);
+  pool_.start([this, work = std::move(work), generation, stop = runningStop_] {
     runBelowTheUi();
     Delivery delivery;
     QString error;
+    currentStop = stop.get();
     try {
       delivery = work();
     } catch (const std::exception& e) {
@@ -54,6 +64,7 @@ void BackgroundJob::startNext() {
     } catch (...) {
       error = tr("the computation failed with an unknown error");
     }
+    currentStop = nullptr;
     // Back on the UI thread (the event is dropped if this object is gone by then).
     QMetaObject::invokeMethod(this, [this, delivery = std::move(delivery), error, generation] {
       running_ = false;

@@ -13,7 +13,9 @@
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
+#include <atomic>
 #include <functional>
+#include <memory>
 
 namespace attnlab {
 
@@ -24,7 +26,13 @@ class BackgroundJob : public QObject {
   using Work = std::function<Delivery()>;
 
   explicit BackgroundJob(QObject* parent = nullptr);
-  ~BackgroundJob() override;  // waits for a running job; its result is dropped
+  // Asks a running job to stop (stopRequested()) and waits for it; its result is dropped.
+  ~BackgroundJob() override;
+
+  // For long work, on the worker thread: true once the job's result is no longer wanted (cancel(),
+  // or the job's owner is going away). Work that checks it between steps and gives up (by throwing
+  // or returning an empty Delivery) keeps closing a view instant. False outside a job.
+  static bool stopRequested();
 
   void submit(Work work);
   void cancel();            // drops the waiting job and the running one's delivery
@@ -44,6 +52,7 @@ class BackgroundJob : public QObject {
   bool running_ = false;
   bool busy_ = false;
   quint64 generation_ = 0;  // bumped by cancel(); deliveries of jobs started before are dropped
+  std::shared_ptr<std::atomic<bool>> runningStop_;  // the running job's stop flag
 };
 
 }  // namespace attnlab

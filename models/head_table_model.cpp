@@ -267,7 +267,8 @@ void HeadTableModel::submitImportance() {
     // A private copy: importance switches heads on and off, which the shared snapshot must never see.
     const std::unique_ptr<Model> copy = copyModel(*snapshot->model);
     auto result = std::make_shared<const LiveHeadImportance>(
-        liveHeadImportance(*copy, snapshot->run->evalBatches, snapshot->run->hasAnswers, snapshot->headGains, kDropOrderSeed));
+        liveHeadImportance(*copy, snapshot->run->evalBatches, snapshot->run->hasAnswers, snapshot->headGains, kDropOrderSeed,
+                           &BackgroundJob::stopRequested));
     return [this, result, step = snapshot->step, ms = took.elapsed()] {
       ran(importancePace_, ms);
       if (int(result->heads.size()) != layers_ * heads_) return;

@@ -1,5 +1,6 @@
 #pragma once
-// Runs the built attnlab-cli (next to the test binary) and collects its exit code and output.
+// Runs a built program (attnlab-cli next to the test binary, or the app) and collects its exit
+// code and output.
 #include <QtTest>
 
 struct Run {
@@ -9,13 +10,14 @@ struct Run {
 
 inline QString cliPath() { return QCoreApplication::applicationDirPath() + "/attnlab-cli"; }
 
-inline Run runCli(const QStringList& arguments) {
+inline Run runProgram(const QString& program, const QStringList& arguments) {
   QProcess process;
-  process.start(cliPath(), arguments);
+  process.start(program, arguments);
   Run run;
   if (!process.waitForFinished(10 * 60 * 1000) || process.exitStatus() != QProcess::NormalExit) {
     process.kill();
-    run.err = "attnlab-cli crashed or timed out: " + process.readAllStandardError();
+    process.waitForFinished();
+    run.err = program.toUtf8() + " crashed or timed out: " + process.readAllStandardError();
     return run;
   }
   run.exitCode = process.exitCode();
@@ -23,3 +25,5 @@ inline Run runCli(const QStringList& arguments) {
   run.err = process.readAllStandardError();
   return run;
 }
+
+inline Run runCli(const QStringList& arguments) { return runProgram(cliPath(), arguments); }

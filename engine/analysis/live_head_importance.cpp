@@ -20,20 +20,24 @@ HeadGains fullGains(const ModelConfig& c, const HeadGains& gains) {
   return gains;
 }
 
-TaskMetric evaluateWith(Model& model, const std::vector<Batch>& batches, bool hasAnswers, const HeadGains& gains) {
+using StopCheck = std::function<bool()>;
+
+TaskMetric evaluateWith(Model& model, const std::vector<Batch>& batches, bool hasAnswers, const HeadGains& gains,
+                        const StopCheck& stop) {
+  if (stop && stop()) throw AnalysisStopped();
   model.setHeadGains(gains);
   return evaluateOn(model, batches, hasAnswers);
 }
 
 HeadDropCurve dropFrom(Model& model, const std::vector<Batch>& batches, bool hasAnswers, const HeadGains& start,
-                       const char* order, std::vector<std::pair<int, int>> removal) {
+                       const char* order, std::vector<std::pair<int, int>> removal, const StopCheck& stop) {
   HeadDropCurve curve;
   curve.order = order;
   curve.removed = std::move(removal);
   HeadGains gains = start;
   for (size_t k = 0; k <= curve.removed.size(); ++k) {
     if (k > 0) gains[curve.removed[k - 1].first][curve.removed[k - 1].second] = 0;
-    const TaskMetric m = evaluateWith(model, batches, hasAnswers, gains);
+    const TaskMetric m = evaluateWith(model, batches, hasAnswers, gains, stop);
     curve.loss.push_back(m.loss);
     curve.metric.push_back(hasAnswers ? m.accuracy : m.loss);
   }
@@ -45,17 +49,17 @@ HeadDropCurve dropFrom(Model& model, const std::vector<Batch>& batches, bool has
 }  // namespace
 
 LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& batches, bool hasAnswers,
-                                      const HeadGains& gains, uint64_t seed) {
+                                      const HeadGains& gains, uint64_t seed, const StopCheck& stopRequested) {
   const ModelConfig& c = model.config();
   const HeadGains base = fullGains(c, gains);
   LiveHeadImportance r;
-  r.shown = evaluateWith(model, batches, hasAnswers, base);
+  r.shown = evaluateWith(model, batches, hasAnswers, base, stopRequested);
   for (int l = 0; l < c.n_layers; ++l)
     for (int h = 0; h < c.n_heads; ++h) {
       HeadGains flipped = base;
       const bool on = base[l][h] != 0;
       flipped[l][h] = on ? 0.0f : 1.0f;
-      const double other = evaluateWith(model, batches, false, flipped).loss;
+      const double other = evaluateWith(model, batches, false, flipped, stopRequested).loss;
       r.heads.push_back({l, h, on ? other - r.shown.loss : r.shown.loss - other, 0.0});
     }
 
@@ -81,9 +85,9 @@ LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& ba
   std::vector<std::pair<int, int>> random = ascending;
   Rng rng(seed);
   std::shuffle(random.begin(), random.end(), rng.engine());
-  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "ascending", ascending));
-  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "descending", descending));
-  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "random", random));
+  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "ascending", ascending, stopRequested));
+  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "descending", descending, stopRequested));
+  r.curves.push_back(dropFrom(model, batches, hasAnswers, base, "random", random, stopRequested));
   model.setHeadGains(base);
   return r;
 }

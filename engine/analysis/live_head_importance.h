@@ -8,6 +8,8 @@
 //   curves:   from the given gains, the heads still on are removed one at a time in ascending,
 //             descending (of ablation importance) or random order.
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "analysis/head_importance.h"
@@ -22,9 +24,17 @@ struct LiveHeadImportance {
   std::vector<HeadDropCurve> curves;  // ascending, descending, random
 };
 
+// Thrown when `stopRequested` says the caller no longer wants the result.
+struct AnalysisStopped : std::runtime_error {
+  AnalysisStopped() : std::runtime_error("the analysis was stopped") {}
+};
+
 // Leaves the model's head gains set to `gains` and its parameter gradients zero. Throws
-// std::invalid_argument when `gains` is not empty and not shaped [n_layers][n_heads].
+// std::invalid_argument when `gains` is not empty and not shaped [n_layers][n_heads]. It takes
+// 2 n_heads n_layers + 4 evaluations; `stopRequested` (if set) is asked before each, and a true
+// answer ends the work with AnalysisStopped (a closing window must not wait for it).
 LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& batches, bool hasAnswers,
-                                      const HeadGains& gains, uint64_t seed);
+                                      const HeadGains& gains, uint64_t seed,
+                                      const std::function<bool()>& stopRequested = {});
 
 }  // namespace attnlab

@@ -17,6 +17,7 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 
+#include "../cli_support.h"
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "embedding_tab.h"
@@ -78,26 +79,6 @@ int distinctSaturatedColours(const QImage& image) {
   return colours.size();
 }
 
-struct AppRun {
-  int exitCode = -1;
-  QString out;
-  QString err;
-};
-
-AppRun runApp(const QStringList& arguments) {
-  QProcess app;
-  app.start(QStringLiteral(ATTNLAB_APP), arguments);
-  AppRun run;
-  if (!app.waitForFinished(300000)) {
-    app.kill();
-    app.waitForFinished();
-    return run;
-  }
-  run.exitCode = app.exitStatus() == QProcess::NormalExit ? app.exitCode() : -1;
-  run.out = QString::fromUtf8(app.readAllStandardOutput());
-  run.err = QString::fromUtf8(app.readAllStandardError());
-  return run;
-}
 
 // The 3D picture turns with the camera; coloured by role with the last query's lines drawn, it
 // is the picture the guide describes.
@@ -378,8 +359,8 @@ class AppSmokeTest : public QObject {
     const QString file = dir.filePath(QStringLiteral("shot.png"));
     QStringList arguments = {"--preset", "default", "--steps", "40", "--screenshot", file, "--quit-after-steps", "12"};
     for (const QString& o : kTinyOverrides) arguments << "--set" << o;
-    const AppRun run = runApp(arguments);
-    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const Run run = runProgram(QStringLiteral(ATTNLAB_APP), arguments);
+    QVERIFY2(run.exitCode == 0, run.err.constData());
 
     QImage shot(file);
     QVERIFY2(!shot.isNull(), "the screenshot is missing or unreadable");
@@ -392,11 +373,11 @@ class AppSmokeTest : public QObject {
   void badArgumentsExitWithOneLine() {
     for (const QStringList& arguments : {QStringList{"--preset", "no_such_preset"}, QStringList{"--steps", "many"},
                                          QStringList{"--screenshot", "x.png"}, QStringList{"--set", "model.nonsense=1"}}) {
-      const AppRun run = runApp(arguments);
+      const Run run = runProgram(QStringLiteral(ATTNLAB_APP), arguments);
       QCOMPARE(run.exitCode, 2);
       // Exactly one line of ours (Qt itself may warn about the environment on other lines).
-      const QStringList ours = run.err.split(QLatin1Char('\n')).filter(QRegularExpression(QStringLiteral("^attnlab: ")));
-      QVERIFY2(ours.size() == 1 && ours.first().size() > 20, qPrintable(run.err));
+      const QStringList ours = QString::fromUtf8(run.err).split(QLatin1Char('\n')).filter(QRegularExpression(QStringLiteral("^attnlab: ")));
+      QVERIFY2(ours.size() == 1 && ours.first().size() > 20, run.err.constData());
     }
   }
 };

@@ -54,6 +54,24 @@ class BackgroundJobTest : public QObject {
     QCOMPARE(failed.first().first().toString(), QStringLiteral("budget 0 is too small"));
   }
 
+  // A long job that asks stopRequested() ends as soon as its owner goes: closing a view never
+  // waits for the rest of an analysis.
+  void aLongJobStopsWhenItsOwnerGoes() {
+    std::atomic<bool> started{false}, sawStop{false};
+    QVERIFY(!BackgroundJob::stopRequested());  // not inside a job
+    {
+      BackgroundJob job;
+      job.submit([&]() -> BackgroundJob::Delivery {
+        started = true;
+        while (!BackgroundJob::stopRequested()) QThread::msleep(1);  // would run forever otherwise
+        sawStop = true;
+        return {};
+      });
+      QTRY_VERIFY(started.load());
+    }  // the destructor asks the job to stop, then waits for it
+    QVERIFY(sawStop.load());
+  }
+
   void aCancelledJobDeliversNothing() {
     BackgroundJob job;
     bool delivered = false;

@@ -3,31 +3,12 @@
 // figure was measured.
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../cli_support.h"
+
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-};
-
-Run runApp(const QStringList& arguments) {
-  QProcess app;
-  app.start(QStringLiteral(ATTNLAB_APP), arguments);
-  Run run;
-  if (!app.waitForFinished(300000)) {
-    app.kill();
-    app.waitForFinished();
-    return run;
-  }
-  run.exitCode = app.exitStatus() == QProcess::NormalExit ? app.exitCode() : -1;
-  run.out = QString::fromUtf8(app.readAllStandardOutput());
-  run.err = QString::fromUtf8(app.readAllStandardError());
-  return run;
-}
 
 // The default preset made small, so the steps take well under a second.
 const QStringList kSmall = {"--set", "model.d_model=32", "--set", "model.n_layers=2", "--set", "model.context=24",
@@ -41,11 +22,11 @@ class TestUiBenchmark : public QObject {
   void printsAndWritesEveryFigure() {
     QTemporaryDir dir;
     const QString json = dir.filePath(QStringLiteral("ui.json"));
-    const Run run = runApp(kSmall + QStringList{"--benchmark-ui", "--steps", "3", "--out", json});
-    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
-    QVERIFY2(run.out.contains(QStringLiteral("UI timer lateness ms")), qPrintable(run.out));
-    QVERIFY(run.out.contains(QStringLiteral("24x24 heatmap redraw ms (50 redraws)")));
-    QVERIFY(run.out.contains(QStringLiteral("heatmap redraw, UI-thread CPU ms")));
+    const Run run = runProgram(QStringLiteral(ATTNLAB_APP), kSmall + QStringList{"--benchmark-ui", "--steps", "3", "--out", json});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    QVERIFY2(run.out.contains("UI timer lateness ms"), run.out.constData());
+    QVERIFY(run.out.contains("24x24 heatmap redraw ms (50 redraws)"));
+    QVERIFY(run.out.contains("heatmap redraw, UI-thread CPU ms"));
 
     QFile file(json);
     QVERIFY(file.open(QIODevice::ReadOnly));
@@ -64,13 +45,13 @@ class TestUiBenchmark : public QObject {
   }
 
   void misusedFlagsFailWithOneLine() {
-    Run run = runApp({"--out", "x.json"});
+    Run run = runProgram(QStringLiteral(ATTNLAB_APP), {"--out", "x.json"});
     QCOMPARE(run.exitCode, 2);
-    QVERIFY2(run.err.trimmed().endsWith(QStringLiteral("attnlab: --out FILE goes with --benchmark-ui")), qPrintable(run.err));
-    run = runApp({"--benchmark-ui", "--quit-after-steps", "2", "--screenshot", "x.png"});
+    QVERIFY2(run.err.trimmed().endsWith("attnlab: --out FILE goes with --benchmark-ui"), run.err.constData());
+    run = runProgram(QStringLiteral(ATTNLAB_APP), {"--benchmark-ui", "--quit-after-steps", "2", "--screenshot", "x.png"});
     QCOMPARE(run.exitCode, 2);
-    QVERIFY2(run.err.trimmed().endsWith(QStringLiteral("attnlab: --benchmark-ui and --quit-after-steps do not go together")),
-             qPrintable(run.err));
+    QVERIFY2(run.err.trimmed().endsWith("attnlab: --benchmark-ui and --quit-after-steps do not go together"),
+             run.err.constData());
   }
 };
 
