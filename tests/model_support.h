@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/random.h"
+#include "model/config.h"
 #include "model/model.h"
 #include "model/workspace.h"
 
@@ -37,6 +38,23 @@ inline std::unique_ptr<Model> randomisedModel(const ModelConfig& c, float stddev
   auto model = std::make_unique<Model>(c, 3);
   randomiseParams(*model, 17, stddev);
   return model;
+}
+
+// 30 quick steps of the toy language with the retention gate under sparsity pressure `lambda`
+// (the model's vocabulary comes from the task).
+inline ExperimentConfig gatedToyLanguage(ModelConfig model, double lambda) {
+  ExperimentConfig e;
+  e.model = std::move(model);
+  e.model.vocab = 0;
+  e.model.retention_gate = true;
+  e.model.retention_sparsity = lambda;
+  e.task.name = "toy_language";
+  e.train.steps = 30;
+  e.train.batch = 8;
+  e.train.warmup = 0;
+  e.train.lr = 1e-2;
+  e.train.threads = 1;
+  return e;
 }
 
 inline Trace traceOf(const Model& model, const std::vector<int>& tokens) {

@@ -317,17 +317,7 @@ class TestGatesInvariants : public QObject {
 
   void retentionSparsityLowersMeanGate() {
     auto meanGateAfterTraining = [](double lambda) {
-      ExperimentConfig e;
-      e.model = smallConfig("softmax", "rope", 11);
-      e.model.vocab = 0;  // the task's
-      e.model.retention_gate = true;
-      e.model.retention_sparsity = lambda;
-      e.task.name = "toy_language";
-      e.train.steps = 30;
-      e.train.batch = 8;
-      e.train.warmup = 0;
-      e.train.lr = 1e-2;
-      e.train.threads = 1;
+      const ExperimentConfig e = testing::gatedToyLanguage(smallConfig("softmax", "rope", 11), lambda);
       Trainer trainer(e);
       for (int s = 0; s < e.train.steps; ++s) trainer.trainStep();
       const Trace trace = trainer.trace(trainer.probeTokens());

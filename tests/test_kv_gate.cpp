@@ -122,17 +122,7 @@ class TestKvGate : public QObject {
   // falls, and hard eviction at 0.5 keeps fewer entries.
   void sparsityPressureLowersTheGate() {
     auto run = [](double lambda, double& meanGate) {
-      ExperimentConfig e;
-      e.model = smallConfig("softmax", "rope", 9, 16);
-      e.model.vocab = 0;
-      e.model.retention_gate = true;
-      e.model.retention_sparsity = lambda;
-      e.task.name = "toy_language";
-      e.train.steps = 30;
-      e.train.batch = 8;
-      e.train.warmup = 0;
-      e.train.lr = 1e-2;
-      e.train.threads = 1;
+      const ExperimentConfig e = testing::gatedToyLanguage(smallConfig("softmax", "rope", 9, 16), lambda);
       Trainer trainer(e);
       for (int s = 0; s < e.train.steps; ++s) trainer.trainStep();
       const std::vector<int> probe = trainer.probeTokens();

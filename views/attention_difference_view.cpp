@@ -11,6 +11,7 @@
 
 #include "attention_difference_model.h"
 #include "attention_map_model.h"
+#include "grid_labels.h"
 
 namespace attnlab {
 
@@ -52,15 +53,14 @@ AttentionDifferenceView::Geometry AttentionDifferenceView::geometry() const {
   const int n = model_->size();
   if (n == 0) return g;
   const QFontMetrics fm(labelFont());
-  for (int i = 0; i < n; ++i) g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(model_->tokenLabel(i)));
-  g.labelWidth = std::min(g.labelWidth, fm.horizontalAdvance(QLatin1Char('M')) * kMaxLabelChars);
+  g.labelWidth = labelBandWidth(fm, n, [this](int i) { return model_->tokenLabel(i); }, kMaxLabelChars);
   const int top = kMargin + 2 * QFontMetrics(font()).height() + kGap + g.labelWidth + kGap;
   const int left = kMargin + g.labelWidth + kGap;
   const int legendWidth = kLegendGap + kBarWidth + 2 * kGap + fm.horizontalAdvance(QStringLiteral("−0.000")) + kMargin;
   const int side = std::min(width() - left - legendWidth, height() - top - kMargin);
   g.cell = std::max(1, side / n);
   g.grid = QRect(left, top, g.cell * n, g.cell * n);
-  g.labelEvery = std::max(1, static_cast<int>(std::ceil(double(fm.height()) / g.cell)));
+  g.labelEvery = labelStride(fm, g.cell);
   g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 4 * fm.height()));
   return g;
 }
@@ -102,20 +102,10 @@ void AttentionDifferenceView::paintEvent(QPaintEvent*) {
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
 
-  const QFont font = labelFont();
-  const QFontMetrics fm(font);
-  painter.setFont(font);
   painter.setPen(palette().color(QPalette::Text));
-  for (int i = 0; i < n; i += g.labelEvery) {
-    const QString label = fm.elidedText(model_->tokenLabel(i), Qt::ElideRight, g.labelWidth);
-    const int centre = g.grid.top() + i * g.cell + g.cell / 2;
-    painter.drawText(QRect(kMargin, centre - fm.height() / 2, g.labelWidth, fm.height()), Qt::AlignRight | Qt::AlignVCenter, label);
-    painter.save();
-    painter.translate(g.grid.left() + i * g.cell + g.cell / 2, g.grid.top() - kGap);
-    painter.rotate(-90);
-    painter.drawText(QRect(0, -fm.height() / 2, g.labelWidth, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, label);
-    painter.restore();
-  }
+  paintGridLabels(painter, labelFont(), n, [this](int i) { return model_->tokenLabel(i); },
+                  {g.grid, g.cell, g.labelWidth, kMargin, g.labelEvery, kGap});
+  const QFontMetrics fm(labelFont());
 
   // Legend: +top (A more) at the top, 0 in the middle, -top (B more) at the bottom.
   const QRect bar = g.legendBar;

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "attention_map_model.h"
+#include "grid_labels.h"
 #include "colormap.h"
 
 namespace attnlab {
@@ -96,9 +97,7 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   if (n == 0) return g;
   const QFontMetrics fm(labelFont());
 
-  const int maxLabel = fm.horizontalAdvance(QLatin1Char('M')) * kMaxLabelChars;
-  for (int i = 0; i < n; ++i) g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(model_->tokenLabel(i)));
-  g.labelWidth = std::min(g.labelWidth, maxLabel);
+  g.labelWidth = labelBandWidth(fm, n, [this](int i) { return model_->tokenLabel(i); }, kMaxLabelChars);
   // The top band also holds the "masked" swatch above the legend: two text lines at least.
   // A title line (what is shown, so exported pictures explain themselves), then the top band.
   const int top = kMargin + QFontMetrics(font()).height() + kGap + std::max(g.labelWidth, 2 * fm.height()) + kGap;
@@ -113,7 +112,7 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   const int spare = std::max(0, width() - left - legendWidth - kMargin - g.cell * n);
   g.labelLeft = kMargin + spare / 2;
   g.grid = QRect(left + spare / 2, top, g.cell * n, g.cell * n);
-  g.labelEvery = std::max(1, static_cast<int>(std::ceil(double(fm.height()) / g.cell)));
+  g.labelEvery = labelStride(fm, g.cell);
   g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 3 * fm.height()));
   g.maskedSwatch = QRect(g.legendBar.left(), top - kGap - fm.height(), kBarWidth, fm.height() - 2);
   return g;
@@ -173,24 +172,9 @@ void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) cons
 }
 
 void AttentionHeatmapView::paintLabels(QPainter& painter, const Geometry& g) const {
-  const QFont font = labelFont();
-  const QFontMetrics fm(font);
-  painter.setFont(font);
   painter.setPen(palette().color(QPalette::Text));
-  const int n = model_->size();
-  for (int i = 0; i < n; i += g.labelEvery) {
-    const QString label = fm.elidedText(model_->tokenLabel(i), Qt::ElideRight, g.labelWidth);
-    const int centre = g.grid.top() + i * g.cell + g.cell / 2;
-    // Query labels, right-aligned against the rows.
-    painter.drawText(QRect(g.labelLeft, centre - fm.height() / 2, g.labelWidth, fm.height()),
-                     Qt::AlignRight | Qt::AlignVCenter, label);
-    // Key labels, rotated to read upwards from the top of each column.
-    painter.save();
-    painter.translate(g.grid.left() + i * g.cell + g.cell / 2, g.grid.top() - kGap);
-    painter.rotate(-90);
-    painter.drawText(QRect(0, -fm.height() / 2, g.labelWidth, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, label);
-    painter.restore();
-  }
+  paintGridLabels(painter, labelFont(), model_->size(), [this](int i) { return model_->tokenLabel(i); },
+                  {g.grid, g.cell, g.labelWidth, g.labelLeft, g.labelEvery, kGap});
 }
 
 void AttentionHeatmapView::paintLegend(QPainter& painter, const Geometry& g) const {

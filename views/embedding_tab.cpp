@@ -18,15 +18,15 @@ EmbeddingTab::EmbeddingTab(AttentionMapModel* attention, TrainingSession*, QWidg
     : QWidget(parent),
       model_(new QkEmbeddingModel(this)),
       source_(new QkEmbeddingSource(attention, model_, this)),
-      placeholder_(new QLabel(this)),
+      notice_(new QLabel(this)),
       error_(new QLabel(this)) {
-  placeholder_->setAlignment(Qt::AlignCenter);
-  placeholder_->setWordWrap(true);
+  notice_->setAlignment(Qt::AlignCenter);
+  notice_->setWordWrap(true);
   error_->setStyleSheet(QStringLiteral("color: #b00020"));
   error_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
-  layout->addWidget(placeholder_, 1);
+  layout->addWidget(notice_, 1);
   layout->addWidget(error_);
   connect(model_, &QkEmbeddingModel::dataChanged, error_, &QLabel::hide);
   connect(source_, &QkEmbeddingSource::failed, this, [this](const QString& message) {
@@ -39,14 +39,14 @@ void EmbeddingTab::waitForResults() { source_->job().waitForIdle(); }
 
 void EmbeddingTab::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
-  if (!panel_ && placeholder_->text().isEmpty()) {
+  if (!panel_ && notice_->text().isEmpty()) {
     if (QOpenGLContext().create()) {
       panel_ = new QkEmbeddingPanel(model_, this);
       panel_->view()->setContextMenuPolicy(Qt::PreventContextMenu);  // right-drag pans there
       static_cast<QVBoxLayout*>(layout())->insertWidget(0, panel_, 1);
-      placeholder_->hide();
+      notice_->hide();
     } else {
-      placeholder_->setText(tr("The 3D view needs OpenGL, which this display does not offer. "
+      notice_->setText(tr("The 3D view needs OpenGL, which this display does not offer. "
                                "The embedding's numbers can still be exported as CSV."));
     }
   }

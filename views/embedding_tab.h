@@ -45,7 +45,7 @@ class EmbeddingTab : public QWidget, public ExportableView {
   QkEmbeddingModel* model_;
   QkEmbeddingSource* source_;
   QkEmbeddingPanel* panel_ = nullptr;
-  QLabel* placeholder_;  // before the first show, or the reason there is no 3D view
+  QLabel* notice_;  // before the first show, or the reason there is no 3D view
   QLabel* error_;
 };
 

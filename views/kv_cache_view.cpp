@@ -103,7 +103,7 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession*, QWidget
   pick->addWidget(runPicker_);
   leftLayout->addLayout(pick);
   raster_ = new KvOccupancyRaster(left);
-  raster_->setPlaceholder(tr("Train a few steps, then press Run to generate through the KV cache."));
+  raster_->setEmptyText(tr("Train a few steps, then press Run to generate through the KV cache."));
   leftLayout->addWidget(raster_, 1);
   auto* right = new QWidget(splitter);
   auto* rightLayout = new QVBoxLayout(right);
@@ -395,7 +395,7 @@ void KvCacheView::showSelection() {
   headLabel_->setText(QStringLiteral("<b>%1</b>").arg(label));
   if (!r.cachesLayer[layer]) {
     const auto& run = r.runs[std::max(0, runPicker_->currentIndex())];
-    raster_->setPlaceholder(tr("Layer %1 decodes from a constant-size state (linear attention, %2 bytes in all such layers): it "
+    raster_->setEmptyText(tr("Layer %1 decodes from a constant-size state (linear attention, %2 bytes in all such layers): it "
                                "keeps no KV cache to evict from. Select a softmax-family layer.")
                                 .arg(layer + 1).arg(run.stateBytes));
     raster_->show(nullptr, 0, 0, 0);
@@ -499,7 +499,7 @@ QString KvCacheView::exportName() const {
 }
 
 QWidget* KvCacheView::exportWidget() {
-  // a generation just started (the tab was shown for the export) is drawn, not its placeholder,
+  // a generation just started (the tab was shown for the export) is drawn, not its empty-state text,
   // once the charts have laid out their new axes
   if (model_->busy()) {
     model_->waitForIdle();

@@ -34,8 +34,8 @@ void KvOccupancyRaster::show(std::shared_ptr<const KvCacheResult> result, int ru
   update();
 }
 
-void KvOccupancyRaster::setPlaceholder(const QString& text) {
-  placeholder_ = text;
+void KvOccupancyRaster::setEmptyText(const QString& text) {
+  emptyText_ = text;
   update();
 }
 
@@ -126,7 +126,7 @@ void KvOccupancyRaster::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   if (!hasRaster()) {
     painter.setPen(palette().color(QPalette::PlaceholderText));
-    painter.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, placeholder_);
+    painter.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, emptyText_);
     return;
   }
   const OccupancyRecord& r = result_->record;

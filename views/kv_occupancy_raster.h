@@ -21,7 +21,7 @@ class KvOccupancyRaster : public QWidget {
 
   // Shows run `run`, layer `layer`, KV head `kvHead` of `result` (null: nothing to show).
   void show(std::shared_ptr<const KvCacheResult> result, int run, int layer, int kvHead);
-  void setPlaceholder(const QString& text);  // shown while there is no raster
+  void setEmptyText(const QString& text);  // shown while there is no raster
 
   static QColor stateColour(CellState state);
   static QColor ruleColour(int rule);
@@ -54,7 +54,7 @@ class KvOccupancyRaster : public QWidget {
 
   std::shared_ptr<const KvCacheResult> result_;
   int run_ = 0, layer_ = 0, kvHead_ = 0;
-  QString placeholder_;
+  QString emptyText_;
 };
 
 }  // namespace attnlab

@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QTextStream>
 #include <QtTest>
+
+#include "tiny_experiment.h"
 #include <cmath>
 #include <limits>
 
@@ -30,6 +32,7 @@
 using namespace attnlab;
 
 namespace {
+using testing::tinyConfig;
 
 constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
@@ -64,15 +67,6 @@ QString readAll(const QString& file) {
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
 }
 
-ExperimentConfig tinyConfig(int steps) {
-  ExperimentConfig config;
-  if (!loadPreset("default", config).empty()) qFatal("default preset");
-  for (const char* o : {"model.d_model=32", "model.n_layers=2", "model.n_heads=2", "model.d_ff=64", "model.context=24",
-                        "train.batch=4", "train.eval_every=10"})
-    if (!applyOverride(config, o).empty()) qFatal("override %s", o);
-  config.train.steps = steps;
-  return config;
-}
 
 }  // namespace
 

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "tiny_experiment.h"
+
 #include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "model/workspace.h"
@@ -17,17 +19,8 @@ using namespace attnlab;
 using State = TrainingSession::State;
 
 namespace {
+using testing::tinyConfig;
 
-// The default preset made small, so a few steps take well under a second.
-ExperimentConfig tinyConfig(int steps) {
-  ExperimentConfig config;
-  if (!loadPreset("default", config).empty()) qFatal("default preset");
-  for (const char* o : {"model.d_model=32", "model.n_layers=2", "model.n_heads=2", "model.d_ff=64", "model.context=24",
-                        "train.batch=4", "train.eval_every=10"})
-    if (!applyOverride(config, o).empty()) qFatal("override %s", o);
-  config.train.steps = steps;
-  return config;
-}
 
 int savedSteps(const QString& dir) {
   LoadedCheckpoint loaded;
