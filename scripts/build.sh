@@ -5,6 +5,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
 
 configure=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release)
+# ccache, when installed, makes rebuilds of unchanged files (other branches, clean clones) instant.
+if command -v ccache >/dev/null; then
+  configure+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 # Ninja only for a fresh build folder: an existing one keeps the generator it was made with.
 if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then
   configure+=(-G Ninja)

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build
+  build-essential cmake ninja-build ccache
   qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
   libvtk9-dev libeigen3-dev nlohmann-json3-dev
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core imagemagick
