@@ -75,8 +75,8 @@ void markEvicted(QPainter& painter, const QRect& cell) {
 
 }  // namespace
 
-AttentionHeatmapView::AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent)
-    : QWidget(parent), model_(model) {
+AttentionHeatmapView::AttentionHeatmapView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), model_(context.attention) {
   connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);

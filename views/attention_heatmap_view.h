@@ -6,6 +6,7 @@
 // left and up the top (elided when long, thinned when cells are small); a tooltip names the cell.
 #include <QWidget>
 
+#include "view_context.h"
 #include "view_export.h"
 
 namespace attnlab {
@@ -15,7 +16,7 @@ class AttentionMapModel;
 class AttentionHeatmapView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  explicit AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent = nullptr);
+  explicit AttentionHeatmapView(const ViewContext& context, QWidget* parent = nullptr);
 
   // Where a cell is drawn, in widget coordinates (empty when there is no map). For tests and tooltips.
   QRect cellRect(int query, int key) const;

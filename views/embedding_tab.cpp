@@ -14,10 +14,10 @@
 
 namespace attnlab {
 
-EmbeddingTab::EmbeddingTab(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
+EmbeddingTab::EmbeddingTab(const ViewContext& context, QWidget* parent)
     : QWidget(parent),
       model_(new QkEmbeddingModel(this)),
-      source_(new QkEmbeddingSource(attention, model_, this)),
+      source_(new QkEmbeddingSource(context.attention, model_, this)),
       notice_(new QLabel(this)),
       error_(new QLabel(this)) {
   notice_->setAlignment(Qt::AlignCenter);

@@ -47,8 +47,8 @@ static_assert(std::size(kCsvColumns) == HeadTableModel::ColumnCount);
 
 }  // namespace
 
-HeadTableView::HeadTableView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent)
-    : QWidget(parent), attention_(attention), model_(new HeadTableModel(attention, session, this)) {
+HeadTableView::HeadTableView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), attention_(context.attention), model_(new HeadTableModel(context.attention, context.session, this)) {
   auto* explain = new QLabel(tr(
       "Each row is one head. Diagnostics describe its attention maps on a batch of the task's sequences (previous-token "
       "and induction on repeated random sequences); importance is how much the validation loss rises without it. "

@@ -5,6 +5,7 @@
 // (the trace is recomputed without it), never in training; "All heads on" restores them.
 #include <QWidget>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QChartView;
@@ -23,7 +24,7 @@ class TrainingSession;
 class HeadTableView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  HeadTableView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
+  explicit HeadTableView(const ViewContext& context, QWidget* parent = nullptr);
 
   HeadTableModel* tableModel() const { return model_; }
   QTableView* table() const { return table_; }

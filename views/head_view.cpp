@@ -211,8 +211,8 @@ void HeadLinesCanvas::leaveEvent(QEvent*) {
 
 // ---- view ------------------------------------------------------------------------------------
 
-HeadView::HeadView(AttentionMapModel* model, QWidget* parent)
-    : QWidget(parent), model_(model), canvas_(new HeadLinesCanvas(model, this)), boxRow_(new QHBoxLayout) {
+HeadView::HeadView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), model_(context.attention), canvas_(new HeadLinesCanvas(context.attention, this)), boxRow_(new QHBoxLayout) {
   auto* all = new QPushButton(tr("All heads"), this);
   all->setToolTip(tr("Show every head of this layer, each in its colour"));
   connect(all, &QPushButton::clicked, this, [this] {

@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QCheckBox;
@@ -64,7 +65,7 @@ class HeadLinesCanvas : public QWidget {
 class HeadView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  explicit HeadView(AttentionMapModel* model, QWidget* parent = nullptr);
+  explicit HeadView(const ViewContext& context, QWidget* parent = nullptr);
 
   HeadLinesCanvas* canvas() const { return canvas_; }
 

@@ -82,8 +82,8 @@ class StayOpenMenu : public QObject {
   }
 };
 
-KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
-    : QWidget(parent), attention_(attention), model_(new KvCacheModel(this)) {
+KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), attention_(context.attention), model_(new KvCacheModel(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addWidget(buildPanel());

@@ -21,7 +21,7 @@ constexpr int kSelectionFrame = 3;
 
 }  // namespace
 
-ModelView::ModelView(AttentionMapModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+ModelView::ModelView(const ViewContext& context, QWidget* parent) : QWidget(parent), model_(context.attention) {
   connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);

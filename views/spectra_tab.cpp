@@ -18,11 +18,11 @@ namespace {
 constexpr int kRedrawMs = 250;
 }  // namespace
 
-SpectraTab::SpectraTab(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
+SpectraTab::SpectraTab(const ViewContext& context, QWidget* parent)
     : QWidget(parent),
-      attention_(attention),
+      attention_(context.attention),
       model_(new SpectrumModel(this)),
-      history_(new SpectrumHistory(attention, this)),
+      history_(new SpectrumHistory(context.attention, this)),
       view_(new SpectrumView(model_, this)),
       error_(new QLabel(this)),
       redrawTimer_(new QTimer(this)) {

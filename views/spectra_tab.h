@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <utility>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QLabel;
@@ -21,8 +22,8 @@ class TrainingSession;
 class SpectraTab : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  // `session` is not needed: everything comes from the model snapshots the traces carry.
-  SpectraTab(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
+  // Everything comes from the model snapshots the context's traces carry.
+  explicit SpectraTab(const ViewContext& context, QWidget* parent = nullptr);
 
   SpectrumModel* model() const { return model_; }
   SpectrumHistory* history() const { return history_; }

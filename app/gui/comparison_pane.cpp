@@ -6,9 +6,8 @@
 #include <cmath>
 
 #include "attention_map_model.h"
-#include "comparison_view_kinds.h"
 #include "loss_history_model.h"
-#include "training_view.h"
+#include "view_kind.h"
 
 namespace attnlab {
 
@@ -39,6 +38,7 @@ ComparisonPane::ComparisonPane(int index, const ExperimentConfig& config, QWidge
   viewArea_->setWidgetResizable(true);
   viewArea_->setFrameShape(QFrame::NoFrame);
   layout_->addWidget(viewArea_, 1);
+  history_->setPlannedSteps(config_.train.steps);
 
   connect(session_, &TrainingSession::cleared, this, [this] {
     history_->clear();
@@ -92,9 +92,8 @@ QString ComparisonPane::shortName() const {
 
 void ComparisonPane::setViewKind(int kind) {
   delete viewArea_->takeWidget();
-  view_ = comparisonViewKinds().at(kind).make(attention_, session_, history_, nullptr);
-  if (auto* training = qobject_cast<TrainingView*>(view_)) training->setTotalSteps(config_.train.steps);
-  viewArea_->setWidget(view_);
+  view_ = viewKinds().at(kind).make(ViewContext{attention_, session_, history_, true}, nullptr);
+  viewArea_->setWidget(view_.widget);
 }
 
 void ComparisonPane::setNote(const QString& note) {

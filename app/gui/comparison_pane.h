@@ -8,6 +8,7 @@
 #include "model/config.h"
 #include "snapshots.h"
 #include "training_session.h"
+#include "view_kind.h"
 
 class QLabel;
 class QScrollArea;
@@ -32,14 +33,15 @@ class ComparisonPane : public QFrame {
   TrainingSession* session() const { return session_; }
   LossHistoryModel* history() const { return history_; }
   AttentionMapModel* attention() const { return attention_; }
-  QWidget* view() const { return view_; }
+  QWidget* view() const { return view_.widget; }
+  const ViewInstance& viewInstance() const { return view_; }
   const ProgressSnapshot& progress() const { return progress_; }
   int tracedStep() const { return tracedStep_; }
 
   void start();  // trains the pane's configuration from scratch
   // Queued behind other runs (training one after another): said in the header until it starts.
   void setWaiting(bool waiting);
-  void setViewKind(int kind);
+  void setViewKind(int kind);  // an index of viewKinds()
   // A line under the header, e.g. why the linked selection shows another head here.
   void setNote(const QString& note);
   QString headerText() const;
@@ -61,7 +63,7 @@ class ComparisonPane : public QFrame {
   QLabel* note_;
   QVBoxLayout* layout_;
   QScrollArea* viewArea_;
-  QWidget* view_ = nullptr;
+  ViewInstance view_;
   ProgressSnapshot progress_;
   bool hasProgress_ = false;
   int tracedStep_ = -1;

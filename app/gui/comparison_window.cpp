@@ -29,12 +29,12 @@
 #include "attention_map_model.h"
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
-#include "comparison_view_kinds.h"
 #include "io/checkpoint.h"
 #include "kv/eviction_policy.h"
 #include "new_comparison_dialog.h"
 #include "probe_editor.h"
 #include "selection_link.h"
+#include "view_kind.h"
 
 namespace attnlab {
 
@@ -91,7 +91,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
   const bool allGated = std::all_of(configs.begin(), configs.end(), [](const ExperimentConfig& c) { return c.model.retention_gate; });
   setEviction(allGated ? QStringLiteral("learned_gate") : QStringLiteral("h2o"), QStringLiteral("16"));
   compare(0, std::min(1, paneCount() - 1));
-  setViewKind(0);
+  setViewKind(viewKindIndex(QStringLiteral("attention")));  // what a comparison is first about
   setOneAfterAnother(false);
   syncSelectionPickers();
   auto* refresh = new QTimer(this);
@@ -132,7 +132,7 @@ void ComparisonWindow::buildToolBar() {
   bar->addWidget(scheduleLabel_);
   bar->addSeparator();
   viewPicker_ = new QComboBox(bar);
-  for (const ComparisonViewKind& kind : comparisonViewKinds()) viewPicker_->addItem(kind.title, kind.id);
+  for (const ViewKind& kind : viewKinds()) viewPicker_->addItem(QString(kind.menuText).remove(QLatin1Char('&')), kind.id);
   viewPicker_->setToolTip(tr("The view every run shows"));
   connect(viewPicker_, &QComboBox::currentIndexChanged, this, &ComparisonWindow::setViewKind);
   bar->addWidget(new QLabel(tr(" Show "), bar));
@@ -297,14 +297,14 @@ QString ComparisonWindow::probeNote() const {
 }
 
 void ComparisonWindow::setViewKind(int kind) {
-  if (kind < 0 || kind >= static_cast<int>(comparisonViewKinds().size())) return;
+  if (kind < 0 || kind >= static_cast<int>(viewKinds().size())) return;
   viewKind_ = kind;
   {
     const QSignalBlocker quiet(viewPicker_);
     viewPicker_->setCurrentIndex(kind);
   }
   for (ComparisonPane* pane : panes_) pane->setViewKind(kind);
-  differenceBox_->setVisible(comparisonViewKinds()[kind].id == QLatin1String("attention"));
+  differenceBox_->setVisible(viewKinds()[kind].id == QLatin1String("attention"));
 }
 
 void ComparisonWindow::setOneAfterAnother(bool on) {
@@ -498,7 +498,7 @@ ComparisonDocument ComparisonWindow::documentFor(const QString& file) const {
     if (pane->session()->hasExperiment()) run.checkpoint = QStringLiteral("%1/run-%2").arg(runs).arg(pane->index() + 1).toStdString();
     d.runs.push_back(std::move(run));
   }
-  d.view = comparisonViewKinds()[viewKind_].id.toStdString();
+  d.view = viewKinds()[viewKind_].id.toStdString();
   d.columns = columns_;
   d.oneAfterAnother = oneAfterAnother_;
   d.probe = sharedProbe_;
@@ -596,7 +596,7 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
     configs.back() = loaded.config;
     trainers.back() = std::move(loaded.trainer);
   }
-  if (comparisonViewKindIndex(QString::fromStdString(document.view)) < 0) document.view = "attention";
+  if (viewKindIndex(QString::fromStdString(document.view)) < 0) document.view = "attention";
   auto* window = new ComparisonWindow(configs);
   for (size_t i = 0; i < trainers.size(); ++i) {
     window->originalThreads_[i] = document.runs[i].config.train.threads;
@@ -610,7 +610,7 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
 }
 
 void ComparisonWindow::applyDocument(const ComparisonDocument& d) {
-  setViewKind(comparisonViewKindIndex(QString::fromStdString(d.view)));
+  setViewKind(viewKindIndex(QString::fromStdString(d.view)));
   columns_ = d.columns;
   layoutGrid();
   setOneAfterAnother(d.oneAfterAnother);

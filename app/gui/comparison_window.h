@@ -51,7 +51,7 @@ class ComparisonWindow : public QMainWindow {
   QString probeNote() const;
   bool hasUnsavedSteps() const;  // some run trained steps since it was last saved or opened
 
-  int viewKind() const { return viewKind_; }
+  int viewKind() const { return viewKind_; }  // an index of viewKinds()
   void setViewKind(int kind);
   bool oneAfterAnother() const { return oneAfterAnother_; }
   void setOneAfterAnother(bool on);

@@ -14,7 +14,7 @@
 // attnlab --compare A,B: the comparison window alone.
 static int runComparison(const attnlab::LaunchOptions& options) {
   attnlab::ComparisonWindow window(options.compare);
-  window.setViewKind(options.view);
+  if (options.view >= 0) window.setViewKind(options.view);
   if (options.layer > 0 || options.head > 0) window.selection()->select(options.layer, options.head);
   window.show();
   if (options.quitAfterSteps > 0) {
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();
   }
-  window.showView(static_cast<attnlab::MainWindow::View>(options.view));
+  if (options.view >= 0) window.showView(options.view);
   window.show();
   if (options.layer > 0 || options.head > 0) {  // applied once the first map arrives
     auto& map = window.attentionMap();

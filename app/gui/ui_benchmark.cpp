@@ -48,7 +48,7 @@ int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options) {
   TrainingSession& session = window.session();
   AttentionMapModel& map = window.attentionMap();
   window.resize(1400, 900);
-  window.showView(MainWindow::View::Attention);  // the heatmap redraws on every published trace
+  window.showView(QStringLiteral("attention"));  // the heatmap redraws on every published trace
   window.show();
 
   // Phase 1: timer lateness while the session trains options.steps steps.
@@ -96,7 +96,7 @@ int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options) {
       return 1;
     }
   }
-  AttentionHeatmapView& heatmap = *window.heatmap();
+  AttentionHeatmapView& heatmap = *window.view<AttentionHeatmapView>();
   QImage image(heatmap.size(), QImage::Format_ARGB32_Premultiplied);
   std::vector<double> redrawMs, redrawCpuMs;
   for (int i = -1; i < options.redraws; ++i) {  // the first draw warms the caches, untimed

@@ -88,7 +88,7 @@ class AttentionViewsTest : public QObject {
   void heatmapColoursInLinearAndLogScale() {
     AttentionMapModel model;
     model.setTrace(fourTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model});
     view.resize(500, 420);
     QImage image = render(view);
     auto at = [&](int q, int k) { return image.pixel(view.cellRect(q, k).center()); };
@@ -121,7 +121,7 @@ class AttentionViewsTest : public QObject {
     QVERIFY(model.isEvicted(3, 1));
     QVERIFY(!model.isEvicted(3, 2));
     QVERIFY(!model.isEvicted(0, 1, 3, 1));  // another head
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model});
     view.resize(500, 420);
     const QImage image = render(view);
     auto reddish = [&](const QRect& cell) {
@@ -139,7 +139,7 @@ class AttentionViewsTest : public QObject {
 
   void modelViewThumbnailsAndClickSelection() {
     AttentionMapModel model;
-    ModelView view(&model);
+    ModelView view(ViewContext{.attention = &model});
     view.resize(600, 500);
     QVERIFY(view.thumbnailRect(0, 0).isEmpty());
     model.setTrace(fourTokenTrace(2));
@@ -195,7 +195,7 @@ class AttentionViewsTest : public QObject {
     QCOMPARE(lines.back().key, 2);
     QVERIFY(attentionLines(model, 0, {5}, 0.0f).empty());  // no such head
 
-    HeadView view(&model);
+    HeadView view(ViewContext{.attention = &model});
     view.resize(700, 500);
     QCOMPARE(view.canvas()->heads(), std::vector<int>{0});  // the selected head
     model.select(0, 1);
@@ -238,7 +238,7 @@ class AttentionViewsTest : public QObject {
 
   void trainingChartsAndTheirCsv() {
     LossHistoryModel history;
-    TrainingView view(&history);
+    TrainingView view(ViewContext{.history = &history});
     view.resize(900, 600);
     QVERIFY(!view.hasExportData());
     std::vector<LossPoint> points;
@@ -280,9 +280,9 @@ class AttentionViewsTest : public QObject {
     QTemporaryDir dir;
     AttentionMapModel model;
     model.setTrace(fourTokenTrace(2));
-    AttentionHeatmapView heatmap(&model);
-    ModelView grid(&model);
-    HeadView lines(&model);
+    AttentionHeatmapView heatmap(ViewContext{.attention = &model});
+    ModelView grid(ViewContext{.attention = &model});
+    HeadView lines(ViewContext{.attention = &model});
     for (QWidget* w : std::initializer_list<QWidget*>{&heatmap, &grid, &lines}) w->resize(640, 480);
     QCOMPARE(csvField(QStringLiteral("a,b")), QStringLiteral("\"a,b\""));
     QCOMPARE(csvField(QStringLiteral("say \"hi\"")), QStringLiteral("\"say \"\"hi\"\"\""));
@@ -311,7 +311,7 @@ class AttentionViewsTest : public QObject {
 
     // Nothing to export yet: a clear reason, no file.
     AttentionMapModel empty;
-    AttentionHeatmapView blank(&empty);
+    AttentionHeatmapView blank(ViewContext{.attention = &empty});
     QVERIFY(!exportView(blank, ExportFormat::Csv, dir.filePath("none.csv")).isEmpty());
     QVERIFY(!QFile::exists(dir.filePath("none.csv")));
     QVERIFY(!exportView(heatmap, ExportFormat::Png, dir.filePath("no/such/folder/x.png")).isEmpty());

@@ -22,7 +22,6 @@
 #include "attention_map_model.h"
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
-#include "comparison_view_kinds.h"
 #include "comparison_window.h"
 #include "io/config_json.h"
 #include "launch_options.h"
@@ -31,6 +30,8 @@
 #include "probe_editor.h"
 #include "selection_link.h"
 #include "train/trainer.h"
+#include "view_export.h"
+#include "view_kind.h"
 
 using namespace attnlab;
 using State = TrainingSession::State;
@@ -239,11 +240,12 @@ class ComparisonTest : public QObject {
   }
 
   void viewKindsListTheStandardViews() {
-    // The main window's view names, in an order that puts the attention map first.
-    QCOMPARE(comparisonViewKindIds(),
-             (QStringList{"attention", "training", "model", "heads", "diagnostics", "kv", "spectra", "embedding"}));
-    QCOMPARE(comparisonViewKindIndex("model"), 2);
-    QCOMPARE(comparisonViewKindIndex("nope"), -1);
+    // One table for the main window and the comparison; a comparison starts on the attention map.
+    QCOMPARE(viewKindIds(), (QStringList{"training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding"}));
+    QCOMPARE(viewKindIndex("model"), 2);
+    QCOMPARE(viewKindIndex("nope"), -1);
+    ComparisonWindow window({tiny("softmax", 10), tiny("sigmoid", 10)});
+    QCOMPARE(viewKinds()[window.viewKind()].id, QString("attention"));
   }
 
   void launchOptionsOpenAComparison() {
@@ -254,11 +256,11 @@ class ComparisonTest : public QObject {
     QVERIFY(options.compare[0].model.retention_gate && options.compare[1].model.retention_gate);
     QCOMPARE(options.compare[1].model.attention, std::vector<std::string>{"sigmoid"});
     QCOMPARE(options.compare[1].train.steps, 30);
-    QCOMPARE(options.view, comparisonViewKindIndex("model"));
+    QCOMPARE(options.view, viewKindIndex("model"));
     const QList<QPair<QStringList, QString>> bad = {
         {{"attnlab", "--compare", "induction"}, "2 to 4 presets"},
         {{"attnlab", "--compare", "induction,nope"}, "unknown preset \"nope\""},
-        {{"attnlab", "--compare", "induction,copy", "--view", "lines"}, "--view needs one of attention, training, model, heads"},
+        {{"attnlab", "--compare", "induction,copy", "--view", "lines"}, "--view needs one of training, attention, model, heads"},
         {{"attnlab", "--compare", "a,b,c,d,e"}, "2 to 4 presets"}};
     for (const auto& [arguments, reason] : bad) {
       LaunchOptions out;
@@ -319,10 +321,19 @@ class ComparisonTest : public QObject {
     for (int i = 0; i < 2; ++i)
       QTRY_COMPARE_WITH_TIMEOUT(window.pane(i)->attention()->snapshot()->trace.tokens, typed, 10000);
     QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);  // the selection outlives the new probe
-    // Every view kind can be shown for all panes at once.
-    for (int kind = 0; kind < int(comparisonViewKinds().size()); ++kind) {
+    // Every registered view kind can be shown for all panes at once, and exports from a pane.
+    QTemporaryDir exports;
+    for (int kind = 0; kind < int(viewKinds().size()); ++kind) {
       window.setViewKind(kind);
-      for (int i = 0; i < 2; ++i) QVERIFY(window.pane(i)->view() != nullptr);
+      for (int i = 0; i < 2; ++i) {
+        const ViewInstance& made = window.pane(i)->viewInstance();
+        QVERIFY(made.widget != nullptr);
+        if (made.settle) made.settle();
+        if (!made.exportable) continue;
+        const QString file = exports.filePath(QStringLiteral("%1-%2.png").arg(viewKinds()[kind].id).arg(i));
+        QCOMPARE(exportView(*made.exportable, ExportFormat::Png, file), QString());
+        QVERIFY2(!QImage(file).isNull(), qPrintable(file));
+      }
     }
     window.resetAll();
     QCOMPARE(window.pane(0)->session()->state(), State::Idle);
@@ -379,7 +390,7 @@ class ComparisonTest : public QObject {
       window.captureAfterSteps(5, QString());
       window.trainAll();
       QTRY_VERIFY_WITH_TIMEOUT(allTraced(window, 5), 30000);
-      window.setViewKind(comparisonViewKindIndex("model"));
+      window.setViewKind(viewKindIndex("model"));
       window.selection()->select(1, 0);
       QTRY_COMPARE_WITH_TIMEOUT(window.pane(1)->progress().step, 5, 10000);
       QVERIFY(window.hasUnsavedSteps());
@@ -398,7 +409,7 @@ class ComparisonTest : public QObject {
     QVERIFY2(reopened, qPrintable(error));
     QCOMPARE(reopened->paneCount(), 2);
     QCOMPARE(reopened->pane(1)->config().model.attention, std::vector<std::string>{"sigmoid"});
-    QCOMPARE(comparisonViewKinds()[reopened->viewKind()].id, QString("model"));
+    QCOMPARE(viewKinds()[reopened->viewKind()].id, QString("model"));
     QTRY_VERIFY_WITH_TIMEOUT(allTraced(*reopened, 5), 20000);  // the weights came back, at their step
     QCOMPARE(reopened->pane(0)->session()->state(), State::Paused);
     QVERIFY(!reopened->hasUnsavedSteps());

@@ -152,7 +152,7 @@ class HeadTableModelTest : public QObject {
   }
 
   void aRowSelectsTheHeadEverywhereAndFollowsTheSelection() {
-    HeadTableView view(&attention_, &session_);
+    HeadTableView view(ViewContext{.attention = &attention_, .session = &session_});
     view.resize(1000, 700);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));

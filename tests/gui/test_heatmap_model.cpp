@@ -89,7 +89,7 @@ class HeatmapModelTest : public QObject {
   void knownWeightsGiveKnownColours() {
     AttentionMapModel model;
     model.setTrace(threeTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model});
     view.resize(400, 360);
     const QImage image = render(view);
     QCOMPARE(centre(image, view.cellRect(0, 0)), rampColor(1.0).rgb());
@@ -104,7 +104,7 @@ class HeatmapModelTest : public QObject {
   void maskedCellsDifferFromZeroWeights() {
     AttentionMapModel model;
     model.setTrace(threeTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model});
     view.resize(400, 360);
     const QImage image = render(view);
     const QRgb zero = rampColor(0.0).rgb();
@@ -127,7 +127,7 @@ class HeatmapModelTest : public QObject {
   void tooltipNamesTheCell() {
     AttentionMapModel model;
     model.setTrace(threeTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model});
     view.resize(400, 360);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -146,7 +146,7 @@ class HeatmapModelTest : public QObject {
 
   void emptyModelDrawsNoCells() {
     AttentionMapModel model;
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model});
     view.resize(300, 300);
     QVERIFY(view.cellRect(0, 0).isEmpty());
     const QImage image = render(view);  // must not crash, and shows the placeholder text

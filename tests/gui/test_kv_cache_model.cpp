@@ -264,7 +264,7 @@ class TestKvCacheModel : public QObject {
 
   void viewRunsOnceWithAModel() {
     AttentionMapModel attention;
-    KvCacheView view(&attention, nullptr);
+    KvCacheView view(ViewContext{.attention = &attention});
     view.resize(1400, 800);
     view.show();
     auto trace = std::make_shared<TraceSnapshot>();
