@@ -12,6 +12,9 @@
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadMap;
+class HeadSelection;
+class SharedColourScale;
 
 class AttentionHeatmapView : public QWidget, public ExportableView {
   Q_OBJECT
@@ -20,6 +23,8 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
 
   // Where a cell is drawn, in widget coordinates (empty when there is no map). For tests and tooltips.
   QRect cellRect(int query, int key) const;
+  // The weight the top of the colour ramp stands for: the map's largest, or the comparison's.
+  double colourTop() const;
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
@@ -32,6 +37,7 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   void paintEvent(QPaintEvent* event) override;
   bool event(QEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;  // a row selects its query
 
  private:
   struct Geometry {
@@ -50,7 +56,11 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   void paintLegend(QPainter& painter, const Geometry& g) const;
   QString tooltipFor(int query, int key) const;
 
+  HeadMap shown() const;
+
   const AttentionMapModel* model_;
+  HeadSelection* selection_;
+  const SharedColourScale* colourScale_;
 };
 
 }  // namespace attnlab

@@ -18,6 +18,7 @@ class QTableView;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class HeadTableModel;
 class TrainingSession;
 
@@ -49,7 +50,7 @@ class HeadTableView : public QWidget, public ExportableView {
   void updateStatus();
   void fitTableHeight();  // the table as tall as its rows (up to 60%), the chart below takes the rest
 
-  AttentionMapModel* attention_;
+  HeadSelection* selection_;
   HeadTableModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;

@@ -30,6 +30,7 @@ class QToolButton;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class KvCacheModel;
 class KvOccupancyRaster;
 class TrainingSession;
@@ -68,6 +69,7 @@ class KvCacheView : public QWidget, public ExportableView {
   int shownKvHead() const;
 
   AttentionMapModel* attention_;
+  const HeadSelection* selection_;
   KvCacheModel* model_;
   QComboBox* promptSource_;
   QLineEdit* promptText_;

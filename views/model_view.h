@@ -9,6 +9,7 @@
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 
 class ModelView : public QWidget, public ExportableView {
   Q_OBJECT
@@ -41,7 +42,8 @@ class ModelView : public QWidget, public ExportableView {
   };
   Geometry geometry() const;
 
-  AttentionMapModel* model_;
+  const AttentionMapModel* model_;
+  HeadSelection* selection_;
 };
 
 }  // namespace attnlab

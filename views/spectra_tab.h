@@ -14,6 +14,7 @@ class QTimer;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class SpectrumHistory;
 class SpectrumModel;
 class SpectrumView;
@@ -46,6 +47,7 @@ class SpectraTab : public QWidget, public ExportableView {
   void shareSelection();
 
   AttentionMapModel* attention_;
+  HeadSelection* selection_;
   SpectrumModel* model_;
   SpectrumHistory* history_;
   SpectrumView* view_;

@@ -7,6 +7,7 @@
 #include <QTextStream>
 #include <cmath>
 
+#include "attention_map_model.h"
 #include "loss_history_model.h"
 #include "metric_chart_view.h"
 
@@ -82,6 +83,14 @@ TrainingView::TrainingView(const ViewContext& context, QWidget* parent) : QWidge
   };
   connect(model_, &LossHistoryModel::plannedStepsChanged, this, followPlan);
   followPlan();
+  if (const AttentionMapModel* attention = context.attention) {
+    // A task without answer tokens (the toy language, a text file) has no accuracy to chart.
+    connect(attention, &AttentionMapModel::mapChanged, accuracy, [attention, accuracy] {
+      const TraceSnapshot* s = attention->snapshot();
+      const bool noAnswers = s && s->model && s->model->run && !s->model->run->hasAnswers;
+      accuracy->setNote(noAnswers ? tr("no answer tokens in this task: it has no accuracy, only loss") : QString());
+    });
+  }
 }
 
 bool TrainingView::hasExportData() const { return model_->rowCount() > 0; }

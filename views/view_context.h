@@ -5,14 +5,18 @@
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class LossHistoryModel;
+class SharedColourScale;
 class TrainingSession;
 
 struct ViewContext {
   AttentionMapModel* attention = nullptr;      // the run's latest probe trace
+  HeadSelection* selection = nullptr;          // the layer, head and query shown, beside it
   TrainingSession* session = nullptr;          // the run itself (head gains, probe, saving)
   const LossHistoryModel* history = nullptr;   // the run's loss curve so far
   bool compact = false;                        // shown in a comparison pane, narrower than a tab
+  const SharedColourScale* colourScale = nullptr;  // the runs' common scale; null: each map its own
 };
 
 }  // namespace attnlab

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "loss_history_model.h"
 #include "view_kind.h"
 
@@ -18,6 +19,7 @@ ComparisonPane::ComparisonPane(int index, const ExperimentConfig& config, QWidge
       session_(new TrainingSession(this)),
       history_(new LossHistoryModel(this)),
       attention_(new AttentionMapModel(this)),
+      selection_(new HeadSelection(attention_, this)),
       header_(new QLabel(this)),
       note_(new QLabel(this)),
       layout_(new QVBoxLayout(this)),
@@ -92,7 +94,7 @@ QString ComparisonPane::shortName() const {
 
 void ComparisonPane::setViewKind(int kind) {
   delete viewArea_->takeWidget();
-  view_ = viewKinds().at(kind).make(ViewContext{attention_, session_, history_, true}, nullptr);
+  view_ = viewKinds().at(kind).make(ViewContext{attention_, selection_, session_, history_, true, colourScale_}, nullptr);
   viewArea_->setWidget(view_.widget);
 }
 

@@ -29,11 +29,13 @@
 #include "attention_map_model.h"
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
+#include "head_selection.h"
 #include "io/checkpoint.h"
 #include "kv/eviction_policy.h"
 #include "new_comparison_dialog.h"
 #include "probe_editor.h"
 #include "selection_link.h"
+#include "shared_colour_scale.h"
 #include "view_kind.h"
 
 namespace attnlab {
@@ -55,6 +57,7 @@ bool sameVocabulary(const TraceSnapshot* a, const TraceSnapshot* b) {
 ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent)
     : QMainWindow(parent),
       link_(new SelectionLink(this)),
+      colourScale_(new SharedColourScale(this)),
       metrics_(new ComparisonMetricsModel(this)),
       difference_(new AttentionDifferenceModel(this)) {
   QStringList names, titles;
@@ -65,12 +68,15 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     savedSteps_.push_back(0);
     names << pane->shortName();
     titles << QString::fromStdString(configs[i].name);
-    link_->add(pane->attention());
+    link_->add(pane->selection());
+    colourScale_->add(pane->selection());
+    pane->setColourScale(colourScale_);
     connect(pane, &ComparisonPane::traced, this, &ComparisonWindow::paneTraced);
     connect(pane, &ComparisonPane::stateChanged, this, &ComparisonWindow::paneStateChanged);
     connect(pane, &ComparisonPane::progressed, metrics_, &ComparisonMetricsModel::setProgress);
     connect(pane->session(), &TrainingSession::cleared, metrics_, [this, i] { metrics_->clearRun(static_cast<int>(i)); });
     connect(pane->attention(), &AttentionMapModel::mapChanged, this, &ComparisonWindow::updateNotes);
+    connect(pane->selection(), &HeadSelection::headChanged, this, &ComparisonWindow::updateNotes);
     connect(pane->session(), &TrainingSession::saved, this, [this, i](const QString& dir, int step, const QString& error) {
       if (!pendingSave_ || !pendingSave_->waiting.removeOne(dir)) return;
       if (!error.isEmpty()) pendingSave_->errors << error;
@@ -190,6 +196,14 @@ void ComparisonWindow::buildCentralArea() {
   selection->addWidget(headPicker_);
   selection->addSpacing(16);
   selection->addWidget(log);
+  auto* sharedScale = new QCheckBox(tr("one colour scale for all runs"), central);
+  sharedScale->setObjectName(QStringLiteral("sharedColourScale"));
+  sharedScale->setChecked(colourScale_->isShared());
+  sharedScale->setToolTip(tr("On: every run's heatmap is coloured up to the largest weight of any run, so equal colours are equal "
+                             "weights side by side. Off: each run up to its own largest weight."));
+  connect(sharedScale, &QCheckBox::toggled, colourScale_, &SharedColourScale::setShared);
+  selection->addSpacing(8);
+  selection->addWidget(sharedScale);
   selection->addSpacing(16);
   auto* hint = new QLabel(tr("One selection for all runs: choosing a head here or clicking one in any model view selects it everywhere."), central);
   hint->setStyleSheet(QStringLiteral("color: #666;"));
@@ -353,7 +367,7 @@ void ComparisonWindow::setEviction(const QString& policy, const QString& budget)
 
 void ComparisonWindow::compare(int a, int b) {
   if (a < 0 || b < 0 || a >= paneCount() || b >= paneCount()) return;
-  difference_->setMaps(panes_[a]->attention(), panes_[b]->attention());
+  difference_->setRuns(panes_[a]->selection(), panes_[b]->selection());
   if (differenceView_) differenceView_->setRunNames(tr("run %1").arg(a + 1), tr("run %1").arg(b + 1));
   if (aPicker_) {
     const QSignalBlocker quietA(aPicker_), quietB(bPicker_);
@@ -442,7 +456,7 @@ void ComparisonWindow::paneTraced(int index, const std::shared_ptr<const TraceSn
 }
 
 void ComparisonWindow::updateNotes() {
-  for (ComparisonPane* pane : panes_) pane->setNote(link_->note(pane->attention()));
+  for (ComparisonPane* pane : panes_) pane->setNote(link_->note(pane->selection()));
 }
 
 void ComparisonWindow::syncSelectionPickers() {

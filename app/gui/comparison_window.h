@@ -29,6 +29,7 @@ class ComparisonMetricsModel;
 class ComparisonPane;
 class ProbeEditor;
 class SelectionLink;
+class SharedColourScale;
 struct LoadedCheckpoint;
 
 class ComparisonWindow : public QMainWindow {
@@ -45,6 +46,7 @@ class ComparisonWindow : public QMainWindow {
   int paneCount() const { return static_cast<int>(panes_.size()); }
   ComparisonPane* pane(int i) const { return panes_.at(i); }
   SelectionLink* selection() const { return link_; }
+  SharedColourScale* colourScale() const { return colourScale_; }  // shared by default
   ComparisonMetricsModel* metrics() const { return metrics_; }
   AttentionDifferenceModel* difference() const { return difference_; }
   ProbeEditor* probeEditor() const { return probe_; }
@@ -96,6 +98,7 @@ class ComparisonWindow : public QMainWindow {
 
   std::vector<ComparisonPane*> panes_;
   SelectionLink* link_;
+  SharedColourScale* colourScale_;
   ComparisonMetricsModel* metrics_;
   AttentionDifferenceModel* difference_;
   AttentionDifferenceView* differenceView_ = nullptr;

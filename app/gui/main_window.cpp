@@ -14,7 +14,8 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
-#include <QTabWidget>
+#include <QStackedWidget>
+#include <QTabBar>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
@@ -26,6 +27,7 @@
 #include "comparison_window.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
+#include "head_selection.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "probe_editor.h"
@@ -77,6 +79,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       session_(new TrainingSession(this)),
       history_(new LossHistoryModel(this)),
       attention_(new AttentionMapModel(this)),
+      selection_(new HeadSelection(attention_, this)),
       panel_(new ExperimentPanel(this)),
       files_(new ExperimentFiles(*session_, this)) {
   buildActions();
@@ -205,33 +208,41 @@ void MainWindow::buildPresetsMenu() {
 
 void MainWindow::buildCentralArea() {
   probe_ = new ProbeEditor(attention_, this);
-  selection_ = new SelectionBar(attention_, this);
+  selectionBar_ = new SelectionBar(attention_, selection_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
   connect(probe_, &ProbeEditor::drawRequested, session_, &TrainingSession::drawProbe);
 
-  tabs_ = new QTabWidget(this);
+  // The tab bar stays on top and the probe row sits under it, so switching to a view without the
+  // probe row (Training) does not move the tabs.
+  tabs_ = new QTabBar(this);
+  tabs_->setObjectName(QStringLiteral("viewTabs"));
   tabs_->setDocumentMode(true);
-  const ViewContext context{attention_, session_, history_, false};
+  tabs_->setExpanding(false);
+  pages_ = new QStackedWidget(this);
+  const ViewContext context{attention_, selection_, session_, history_, false};
   for (const ViewKind& kind : viewKinds()) {
     views_.push_back(kind.make(context, this));
-    const int tab = tabs_->addTab(views_.back().widget, kind.title);
+    pages_->addWidget(views_.back().widget);
+    const int tab = tabs_->addTab(kind.title);
     tabs_->setTabToolTip(tab, kind.toolTip);
   }
+  connect(tabs_, &QTabBar::currentChanged, pages_, &QStackedWidget::setCurrentIndex);
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
   bar->setContentsMargins(6, 4, 6, 2);
   bar->addWidget(probe_);
-  bar->addWidget(selection_);
-  connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) { attentionBar_->setVisible(viewKinds().at(index).showsProbe); });
+  bar->addWidget(selectionBar_);
+  connect(tabs_, &QTabBar::currentChanged, this, [this](int index) { attentionBar_->setVisible(viewKinds().at(index).showsProbe); });
   attentionBar_->setVisible(viewKinds().front().showsProbe);
 
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
+  layout->addWidget(tabs_);
   layout->addWidget(attentionBar_);
-  layout->addWidget(tabs_, 1);
+  layout->addWidget(pages_, 1);
   setCentralWidget(central);
 }
 
@@ -256,7 +267,7 @@ void MainWindow::buildViewMenus() {
     action->setCheckable(true);
     action->setChecked(i == 0);
     group->addAction(action);
-    connect(tabs_, &QTabWidget::currentChanged, action, [action, i](int index) { action->setChecked(index == i); });
+    connect(tabs_, &QTabBar::currentChanged, action, [action, i](int index) { action->setChecked(index == i); });
   }
   viewMenu->addSeparator();
   QAction* logScale = viewMenu->addAction(tr("&Log colour scale"));

@@ -15,11 +15,13 @@ class QAction;
 class QLabel;
 class QMenu;
 class QProgressBar;
-class QTabWidget;
+class QStackedWidget;
+class QTabBar;
 
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class ExperimentFiles;
 class ExperimentPanel;
 class LossHistoryModel;
@@ -35,6 +37,7 @@ class MainWindow : public QMainWindow {
   const LossHistoryModel& lossHistory() const { return *history_; }
   const AttentionMapModel& attentionMap() const { return *attention_; }
   AttentionMapModel& attentionMap() { return *attention_; }
+  HeadSelection& selection() { return *selection_; }  // the layer, head and query every view shows
 
   ExperimentPanel& experimentPanel() { return *panel_; }
   ExperimentFiles& files() { return *files_; }
@@ -56,7 +59,7 @@ class MainWindow : public QMainWindow {
     return nullptr;
   }
   ProbeEditor* probeEditor() const { return probe_; }
-  QTabWidget* tabs() const { return tabs_; }
+  QTabBar* tabs() const { return tabs_; }  // one tab per view kind, above the probe row
 
   void startTraining();
   // Makes `config` the experiment on display, after asking about unsaved trained steps.
@@ -107,6 +110,7 @@ class MainWindow : public QMainWindow {
   TrainingSession* session_;
   LossHistoryModel* history_;
   AttentionMapModel* attention_;
+  HeadSelection* selection_;
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
@@ -119,10 +123,11 @@ class MainWindow : public QMainWindow {
   bool persistLayout_ = false;  // set by restoreLayout(); screenshots and tests leave settings alone
   QProgressBar* progress_ = nullptr;
   QLabel* lossLabel_ = nullptr;
-  QTabWidget* tabs_ = nullptr;
+  QTabBar* tabs_ = nullptr;
+  QStackedWidget* pages_ = nullptr;
   QWidget* attentionBar_ = nullptr;  // probe editor and selection, shown above the attention views
   ProbeEditor* probe_ = nullptr;
-  SelectionBar* selection_ = nullptr;
+  SelectionBar* selectionBar_ = nullptr;
   std::vector<ViewInstance> views_;  // one per viewKinds() entry
 
   struct Capture {

@@ -15,6 +15,7 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "main_window.h"
 
 namespace attnlab {
@@ -110,7 +111,7 @@ int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options) {
   }
   session.stop();
 
-  const int tokens = map.size();
+  const int tokens = window.selection().shown().size();
   std::printf("UI benchmark: preset with %d-token probe, %d training steps in %.1f s, window %dx%d, heatmap %dx%d px\n",
               tokens, options.steps, trainingSeconds, window.width(), window.height(), heatmap.width(), heatmap.height());
   std::printf("| measure | p50 / median | p99 | max | target |\n| --- | --- | --- | --- | --- |\n");

@@ -14,12 +14,13 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QTabWidget>
+#include <QTabBar>
 #include <QTextBrowser>
 
 #include "../cli_support.h"
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "embedding_tab.h"
 #include "qk_embedding_model.h"
 #include "qk_embedding_panel.h"
@@ -180,11 +181,11 @@ class AppSmokeTest : public QObject {
     probe->field()->clear();
     QTest::keyClicks(probe->field(), QStringLiteral("the dog"));
     QVERIFY2(probe->message().isEmpty(), qPrintable(probe->message()));
-    QTRY_COMPARE_WITH_TIMEOUT(window.attentionMap().size(), 2, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.selection().shown().size(), 2, 10000);
     QTest::keyClicks(probe->field(), QStringLiteral(" qqqzzz"));
     QVERIFY2(probe->message().contains(QStringLiteral("qqqzzz")), qPrintable(probe->message()));
     QTest::mouseClick(probe->findChild<QPushButton*>(), Qt::LeftButton);  // Draw example
-    QTRY_VERIFY_WITH_TIMEOUT(window.attentionMap().size() > 8, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.selection().shown().size() > 8, 10000);
 
     // Screenshots of every view, made by the views' own export, none of them blank.
     const QDir shots(QDir::current().filePath(QStringLiteral("smoke-screenshots")));
@@ -213,7 +214,7 @@ class AppSmokeTest : public QObject {
 
     // The spectra follow the run (one frame per traced step) and the shared selection; the
     // embedding has a query and a key per probe token, and its picture turns with the camera.
-    window.attentionMap().select(1, 1);
+    window.selection().select(1, 1);
     window.showView(QStringLiteral("spectra"));
     window.settleView(viewKindIndex("spectra"));
     const SpectrumModel& spectra = *window.view<SpectraTab>()->model();
@@ -226,21 +227,21 @@ class AppSmokeTest : public QObject {
     window.showView(QStringLiteral("embedding"));
     window.settleView(viewKindIndex("embedding"));
     const QkEmbeddingModel& embedding = *window.view<EmbeddingTab>()->model();
-    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Query), window.attentionMap().size());
-    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Key), window.attentionMap().size());
+    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Query), window.selection().shown().size());
+    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Key), window.selection().shown().size());
     QCOMPARE(embedding.data()->layer, 1);
     QCOMPARE(embedding.data()->head, 1);
     if (QkEmbeddingPanel* panel = window.view<EmbeddingTab>()->panel()) {
       checkEmbeddingPicture(window, panel->view(), shots);
       if (QTest::currentTestFailed()) return;
     }
-    window.attentionMap().select(0, 0);
+    window.selection().select(0, 0);
 
     // The heatmap's pixels at two known cells differ as their weights do: the brighter cell is the
     // larger weight (the ramp's lightness rises with the weight).
     window.showView(QStringLiteral("attention"));
     QTest::qWait(100);
-    const AttentionMapModel& map = window.attentionMap();
+    const HeadMap map = window.selection().shown();
     const int n = map.size();
     int strongQ = 0, strongK = 0, weakQ = n - 1, weakK = 0;
     for (int q = 0; q < n; ++q)

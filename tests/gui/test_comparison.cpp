@@ -20,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "attention_difference_model.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
 #include "comparison_window.h"
@@ -99,11 +100,12 @@ class ComparisonTest : public QObject {
  private slots:
   void differenceIsExactlyAMinusB() {
     AttentionMapModel a, b;
+    HeadSelection aSelection(&a), bSelection(&b);
     a.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
     b.setTrace(knownTrace({1, 0.9f, 0.1f, 0.6f, 0.3f, 0.1f}));
     AttentionDifferenceModel difference;
     QSignalSpy changed(&difference, &AttentionDifferenceModel::differenceChanged);
-    difference.setMaps(&a, &b);
+    difference.setRuns(&aSelection, &bSelection);
     QVERIFY(difference.hasDifference());
     QCOMPARE(difference.size(), 3);
     QCOMPARE(difference.difference(0, 0), 0.0f);
@@ -128,8 +130,9 @@ class ComparisonTest : public QObject {
 
   void noDifferenceWithoutTheSameProbeAndHead() {
     AttentionMapModel a, b;
+    HeadSelection aSelection(&a), bSelection(&b);
     AttentionDifferenceModel difference;
-    difference.setMaps(&a, &b);
+    difference.setRuns(&aSelection, &bSelection);
     QVERIFY(!difference.hasDifference());
     QVERIFY(difference.reason().contains("press Train"));
     a.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
@@ -137,41 +140,42 @@ class ComparisonTest : public QObject {
     QVERIFY(difference.reason().contains("different probes"));
     a.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 2, 2));
     b.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
-    a.select(1, 1);
+    aSelection.select(1, 1);
     QVERIFY2(difference.reason().contains("different heads"), qPrintable(difference.reason()));
   }
 
   void selectionIsLinkedAndClampedWhereAHeadIsMissing() {
     AttentionMapModel big, small;
+    HeadSelection bigSelection(&big), smallSelection(&small);
     SelectionLink link;
-    link.add(&big);
-    link.add(&small);
+    link.add(&bigSelection);
+    link.add(&smallSelection);
     big.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 3, 4));
     small.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 2, 2));
     QCOMPARE(link.maxLayers(), 3);
     QCOMPARE(link.maxHeads(0), 4);
     // A choice made in one map (as a click in its model view makes it) reaches the other.
-    small.select(1, 1);
+    smallSelection.select(1, 1);
     QCOMPARE(link.layer(), 1);
-    QCOMPARE(big.selectedLayer(), 1);
-    QCOMPARE(big.selectedHead(), 1);
+    QCOMPARE(bigSelection.layer(), 1);
+    QCOMPARE(bigSelection.head(), 1);
     // A head only the big model has: the small one shows its nearest and says so, and its
     // fallback does not pull the big one back.
-    big.select(2, 3);
+    bigSelection.select(2, 3);
     QCOMPARE(link.layer(), 2);
     QCOMPARE(link.head(), 3);
-    QCOMPARE(small.selectedLayer(), 1);
-    QCOMPARE(small.selectedHead(), 1);
-    QVERIFY(link.note(&small).contains("2 layers"));
-    QCOMPARE(link.note(&big), QString());
-    QCOMPARE(big.selectedLayer(), 2);
+    QCOMPARE(smallSelection.layer(), 1);
+    QCOMPARE(smallSelection.head(), 1);
+    QVERIFY(link.note(&smallSelection).contains("2 layers"));
+    QCOMPARE(link.note(&bigSelection), QString());
+    QCOMPARE(bigSelection.layer(), 2);
     // A new trace keeps the shared selection; a cleared and retraced map takes it again.
     big.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 3, 4));
-    QCOMPARE(big.selectedHead(), 3);
+    QCOMPARE(bigSelection.head(), 3);
     big.clear();
     big.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 3, 4));
-    QCOMPARE(big.selectedLayer(), 2);
-    QCOMPARE(big.selectedHead(), 3);
+    QCOMPARE(bigSelection.layer(), 2);
+    QCOMPARE(bigSelection.head(), 3);
     QCOMPARE(link.layer(), 2);
   }
 
@@ -309,9 +313,9 @@ class ComparisonTest : public QObject {
                               window.pane(0)->attention()->snapshot()->trace.tokens, 10000);
     QCOMPARE(window.probeNote(), QString());
     // Selecting in pane 1 selects in pane 2.
-    window.pane(0)->attention()->select(1, 1);
-    QCOMPARE(window.pane(1)->attention()->selectedLayer(), 1);
-    QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);
+    window.pane(0)->selection()->select(1, 1);
+    QCOMPARE(window.pane(1)->selection()->layer(), 1);
+    QCOMPARE(window.pane(1)->selection()->head(), 1);
     QVERIFY(window.difference()->hasDifference());
     QCOMPARE(window.difference()->layer(), 1);
     // A probe typed into the shared editor reaches both runs.
@@ -320,7 +324,7 @@ class ComparisonTest : public QObject {
     QCOMPARE(window.probeEditor()->submit(QString::fromStdString(first->vocabulary->decode(typed))), QString());
     for (int i = 0; i < 2; ++i)
       QTRY_COMPARE_WITH_TIMEOUT(window.pane(i)->attention()->snapshot()->trace.tokens, typed, 10000);
-    QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);  // the selection outlives the new probe
+    QCOMPARE(window.pane(1)->selection()->head(), 1);  // the selection outlives the new probe
     // Every registered view kind can be shown for all panes at once, and exports from a pane.
     QTemporaryDir exports;
     for (int kind = 0; kind < int(viewKinds().size()); ++kind) {
@@ -413,7 +417,7 @@ class ComparisonTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(allTraced(*reopened, 5), 20000);  // the weights came back, at their step
     QCOMPARE(reopened->pane(0)->session()->state(), State::Paused);
     QVERIFY(!reopened->hasUnsavedSteps());
-    QTRY_COMPARE_WITH_TIMEOUT(reopened->pane(1)->attention()->selectedLayer(), 1, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(reopened->pane(1)->selection()->layer(), 1, 5000);
 
     // A corrupt file and a foreign one are refused with the reason; nothing opens.
     QFile corrupt(dir.filePath("corrupt.attnlab-compare"));

@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "loss_history_model.h"
 #include "training_session.h"
 #include "view_kind.h"
@@ -44,12 +45,13 @@ class ViewKindsTest : public QObject {
   void everyKindIsMadeFromABareContext() {
     for (const bool compact : {false, true}) {
       AttentionMapModel attention;
+      HeadSelection selection(&attention);
       TrainingSession session;
       LossHistoryModel history;
       history.setPlannedSteps(600);
       for (const ViewKind& kind : viewKinds()) {
         QWidget parent;
-        const ViewInstance made = kind.make(ViewContext{&attention, &session, &history, compact}, &parent);
+        const ViewInstance made = kind.make(ViewContext{&attention, &selection, &session, &history, compact}, &parent);
         QVERIFY2(made.widget && made.widget->parent() == &parent, qPrintable(kind.id));
         parent.resize(800, 600);
         parent.show();
