@@ -11,11 +11,13 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QScrollBar>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
-#include <QStackedWidget>
 #include <QTabBar>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
@@ -321,6 +323,16 @@ void MainWindow::showGuide() {
   }
   dialog->show();
   dialog->raise();
+  // F1 on a view opens the guide at that view's section.
+  auto* browser = dialog->findChild<QTextBrowser*>();
+  const QString section = viewKinds().at(currentView()).guideSection;
+  for (QTextBlock block = browser->document()->begin(); block.isValid(); block = block.next()) {
+    if (block.blockFormat().headingLevel() == 0 || block.text() != section) continue;
+    browser->verticalScrollBar()->setValue(browser->verticalScrollBar()->maximum());  // so the heading ends up on top
+    browser->setTextCursor(QTextCursor(block));
+    browser->ensureCursorVisible();
+    break;
+  }
 }
 
 void MainWindow::buildStatusBar() {

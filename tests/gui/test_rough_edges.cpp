@@ -1,11 +1,14 @@
 // What a new user tripped over (issue 21), each checked where it happens: the panel's pickers and
 // the wheel, the tab bar that moved, the first step's chart axes, a task without answers, a
-// refused long token, the time-left estimate, the SVG heatmap and the comparison's colour scale.
+// refused long token, the time-left estimate, the SVG heatmap, the comparison's colour scale and
+// Help opening at the shown view's section.
 #include <QComboBox>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSet>
 #include <QTabBar>
+#include <QTextBlock>
+#include <QTextBrowser>
 #include <QTemporaryDir>
 #include <QValueAxis>
 #include <QWheelEvent>
@@ -27,6 +30,7 @@
 #include "tiny_experiment.h"
 #include "training_view.h"
 #include "view_export.h"
+#include "view_kind.h"
 
 using namespace attnlab;
 
@@ -96,6 +100,23 @@ class RoughEdgesTest : public QObject {
     QCOMPARE(window.tabs()->mapTo(&window, QPoint()).y(), onTraining);
     QVERIFY(window.probeEditor()->isVisible());
     QVERIFY(window.probeEditor()->mapTo(&window, QPoint()).y() > onTraining);  // the probe row sits under the tabs
+  }
+
+  void helpOpensTheGuideAtTheShownViewsSection() {
+    MainWindow window(testing::tinyConfig(10), QStringLiteral("default"));
+    window.show();
+    QAction* guide = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->shortcut() == QKeySequence(QKeySequence::HelpContents)) guide = action;
+    QVERIFY(guide);
+    for (const QString id : {QStringLiteral("kv"), QStringLiteral("spectra")}) {
+      window.showView(id);
+      guide->trigger();
+      auto* browser = window.findChild<QTextBrowser*>();
+      QVERIFY(browser);
+      QCOMPARE(browser->textCursor().block().text(), viewKinds()[viewKindIndex(id)].guideSection);
+      QVERIFY(browser->verticalScrollBar()->value() > 0);  // scrolled down to it
+    }
   }
 
   void theFirstStepsChartsHaveDistinctSensibleTicks() {
