@@ -15,6 +15,7 @@ void SelectionLink::add(HeadSelection* selection) {
   });
   connect(selection->map(), &AttentionMapModel::mapChanged, this, [this, index] { followMap(maps_[index]); });
   connect(selection, &HeadSelection::headChanged, this, [this, index] { followMap(maps_[index]); });
+  connect(selection, &HeadSelection::queryChanged, this, [this, selection] { shareQuery(selection); });
   if (selection->map()->hasMap()) followMap(maps_.back());
 }
 
@@ -47,6 +48,15 @@ void SelectionLink::apply(HeadSelection* run) {
   const int head = std::min(head_, map->headCount(layer) - 1);
   applying_ = true;
   run->select(layer, head);
+  applying_ = false;
+}
+
+// A query chosen in one run is chosen in the others (where their probe is long enough).
+void SelectionLink::shareQuery(const HeadSelection* from) {
+  if (applying_) return;
+  applying_ = true;
+  for (Linked& linked : maps_)
+    if (linked.selection != from) linked.selection->selectQuery(from->query());
   applying_ = false;
 }
 

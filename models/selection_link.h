@@ -1,6 +1,7 @@
 #pragma once
 // One layer/head selection shared by several runs' HeadSelections (the comparison's runs): a
-// selection made in any of them (a click in its model view, say) is made in all. A run that lacks
+// selection made in any of them (a click in its model view, say) is made in all, and so is a
+// chosen query. A run that lacks
 // the selected head shows the nearest one it has (clamped) and says so through note(); its
 // fallback never moves the others. A run whose map appears or changes shape takes the shared
 // selection again.
@@ -38,6 +39,7 @@ class SelectionLink : public QObject {
   };
   void followMap(Linked& linked);
   void apply(HeadSelection* selection);
+  void shareQuery(const HeadSelection* from);
 
   std::vector<Linked> maps_;
   int layer_ = 0, head_ = 0;

@@ -177,6 +177,14 @@ class ComparisonTest : public QObject {
     QCOMPARE(bigSelection.layer(), 2);
     QCOMPARE(bigSelection.head(), 3);
     QCOMPARE(link.layer(), 2);
+    // A query chosen in one run is chosen in the other (one past the probe's end is ignored).
+    smallSelection.selectQuery(2);
+    QCOMPARE(bigSelection.query(), 2);
+    bigSelection.selectQuery(-1);
+    QCOMPARE(smallSelection.query(), -1);
+    bigSelection.selectQuery(7);  // a 3-token probe: ignored, and nothing to share
+    QCOMPARE(bigSelection.query(), -1);
+    QCOMPARE(smallSelection.query(), -1);
   }
 
   void metricsTableHasARowPerMetricAndAColumnPerRun() {
