@@ -9,6 +9,7 @@
 
 #include "model/length_limit.h"
 #include "model/workspace.h"
+#include "train/circuit_lr.h"
 #include "train/length_eval.h"
 
 namespace attnlab {
@@ -130,7 +131,12 @@ TrainPoint Trainer::trainStep() {
   point.layer_entropy = model_->layerEntropy(*workspace_);
   point.grad_norm = clipGradients(params, config_.train.grad_clip);
   point.lr = learningRate(step_);
-  optimizer_->step(point.lr);
+  if (circuitLrActive(config_.train)) {
+    const std::vector<float> ratios = circuitLrRatios(params, config_.train, step_);
+    optimizer_->step(point.lr, &ratios);
+  } else {
+    optimizer_->step(point.lr);
+  }
   step_ = stepNumber;
 
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
