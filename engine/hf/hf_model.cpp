@@ -132,6 +132,7 @@ std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, H
     if (!byName.emplace(e.name, &e).second) return e.path + ": tensor " + e.name + " is stored twice";
     names.insert(e.name);
   }
+  info.tensor_names = names;
   auto arch = ArchitectureRegistry::instance().create(info.model_type);
   std::vector<WeightSource> plan;
   if (std::string why = arch->plan(info.config, names, plan); !why.empty()) return dir + ": " + why;

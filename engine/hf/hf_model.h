@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "model/config.h"
@@ -20,6 +21,7 @@ struct HfModelInfo {
   uint64_t parameters = 0;  // engine parameters (float32 values)
   uint64_t file_bytes = 0;  // weight files on disk
   std::string dtype;        // the stored weights' dtype (the largest share), e.g. "BF16"
+  std::set<std::string> tensor_names;  // as stored (GPT-2's name layout is read from them)
 };
 
 // True when `dir` has a config.json naming a model_type (a lab checkpoint's config.json does not).

@@ -47,8 +47,12 @@ def safetensors_bytes(tensors, dtype=torch.float32, header_patch=None):
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
+saved = {}  # folder name -> the tensors written there
+
+
 def write_folder(folder, config, tensors, dtype=torch.float32, shards=1):
     os.makedirs(folder, exist_ok=True)
+    saved[os.path.basename(folder)] = tensors
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f)
     names = list(tensors)
@@ -353,10 +357,27 @@ def main():
     compare(a.cli, "gpt_neox sharded in 3 (sequential residual)", os.path.join(work, "neox_sharded"), ids,
             neox_forward(cfg, W, ids), work)
 
+    for name, folder in [("gpt2", "gpt2"), ("llama", "llama"), ("qwen2", "qwen2"), ("gpt_neox", "neox"), ("gpt_neox sharded", "neox_sharded")]:
+        export_round_trip(a.cli, name, os.path.join(work, folder), saved[folder], work)
     bad_folders(a.cli, work, gen)
     cache_listing(a.cli, work)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
+
+
+def export_round_trip(cli, name, folder, W, work):
+    """export-hf writes every weight back exactly where it came from (rotary permutation inverted)."""
+    out = os.path.join(work, "export_" + os.path.basename(folder))
+    r = run(cli, "export-hf", "--model", folder, "--out", out)
+    if r.returncode != 0:
+        check(False, "%s: export-hf failed: %s" % (name, r.stderr.strip()))
+        return
+    back = read_back(os.path.join(out, "model.safetensors"))
+    tied_head = os.path.basename(folder) == "gpt2"
+    buffers = lambda n: n.endswith((".attn.bias", ".attention.rotary_emb.inv_freq")) or (tied_head and n == "lm_head.weight")
+    expected = {n: t for n, t in W.items() if not buffers(n)}
+    same = set(back) == set(expected) and all(torch.equal(back[n], expected[n].to(torch.float32)) for n in expected)
+    check(same, "%s: export-hf writes back the same tensors under the same names" % name)
 
 
 def bad_folders(cli, work, gen):
@@ -460,6 +481,8 @@ def read_back(path):
         data = f.read()
     out = {}
     for name, e in header.items():
+        if name == "__metadata__":
+            continue
         b, end = e["data_offsets"]
         out[name] = torch.frombuffer(bytearray(data[b:end]), dtype=torch.float32).reshape(e["shape"])
     return out
