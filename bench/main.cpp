@@ -8,6 +8,7 @@
 #include <string>
 
 #include "decoding.h"
+#include "hf_model.h"
 #include "summary.h"
 #include "train/benchmark.h"
 #include "workloads.h"
@@ -23,6 +24,9 @@ constexpr const char* kUsage =
     "                                                   cached decoding of the default model, full cache and each\n"
     "                                                   eviction policy at the budget (default 64): one JSON line each;\n"
     "                                                   --policy: that one alone (to profile it)\n"
+    "       attnlab-bench --hf FOLDER [--threads N] [--prefill N] [--decode N] [--passes N]\n"
+    "                                                   workload gpt2: prefill ms, cached decoding tokens/s and peak\n"
+    "                                                   memory of a Hugging Face folder (bench/hf_gpt2_peer.py --write)\n"
     "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n";
 
 [[noreturn]] void fail(const std::string& why) {
@@ -45,7 +49,7 @@ nlohmann::json spreadJson(const attnlab::Spread& s) { return {{"median", s.media
 int main(int argc, char** argv) {
   using namespace attnlab;
   std::string mode, value, policy;
-  int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64;
+  int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64, prefill = 512, decode = 128;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--list" || a == "--decoding") {
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
     const char* next = argv[++i];
-    if (a == "--describe" || a == "--workload" || a == "--summarize") {
+    if (a == "--describe" || a == "--workload" || a == "--summarize" || a == "--hf") {
       mode = a;
       value = next;
     } else if (a == "--threads") threads = integerArg(next, "--threads", 1, 64);
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
     else if (a == "--passes") passes = integerArg(next, "--passes", 1, 100000);
     else if (a == "--policy") policy = next;
     else if (a == "--budget") budget = integerArg(next, "--budget", 1, 100000);
+    else if (a == "--prefill") prefill = integerArg(next, "--prefill", 1, 1 << 20);
+    else if (a == "--decode") decode = integerArg(next, "--decode", 1, 1 << 20);
     else fail("unknown argument '" + a + "'\n" + kUsage);
   }
   if (mode.empty()) fail(std::string("nothing to do\n") + kUsage);
@@ -75,6 +81,14 @@ int main(int argc, char** argv) {
   if (mode == "--decoding") {
     try {
       for (const nlohmann::json& line : bench::timeDecoding(passes, budget, policy)) std::cout << line.dump() << std::endl;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    return 0;
+  }
+  if (mode == "--hf") {
+    try {
+      std::cout << bench::timeHfModel(value, threads, prefill, decode, passes).dump() << std::endl;
     } catch (const std::exception& e) {
       fail(e.what());
     }

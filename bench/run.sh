@@ -7,7 +7,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"]
-                    [--no-peer] [--no-decoding] [--no-ui] [--out FILE]
+                    [--no-peer] [--no-decoding] [--no-ui] [--gpt2] [--out FILE]
   --reps N       repetitions (fresh processes) per side, workload and thread count (default 5)
   --steps N      timed training steps per repetition, after 2 warm-up steps (default 10; larger: a third,
                  after 1 warm-up step)
@@ -18,12 +18,15 @@ usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "defau
                  N repetitions of 20 passes over the 128-token probe)
   --no-ui        skip the app's UI benchmark (attnlab --benchmark-ui under xvfb-run: timer latency while
                  the default preset trains 20 steps, then 128x128 heatmap redraws)
+  --gpt2         also workload gpt2: a GPT-2-small-shaped Hugging Face folder with random weights
+                 (bench/hf_gpt2_peer.py --write), prefill of 512 tokens, cached decoding of 128, peak
+                 memory, both sides; lines go to <out>-gpt2.jsonl and are printed as they are
   --out FILE     where the result lines go (default build/bench-results.jsonl)
 Environment: BUILD_DIR (default build) is where the engine is built.
 EOF
 }
 
-reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 out=""
+reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 gpt2=0 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
     --no-peer) peer=0; shift ;;
     --no-decoding) decoding=0; shift ;;
     --no-ui) ui=0; shift ;;
+    --gpt2) gpt2=1; shift ;;
     --out) out="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -115,6 +119,19 @@ if [ "$decoding" = 1 ]; then
     "$bench" --decoding --passes 20 --budget 64 >>"$out"
   done
 fi
+if [ "$gpt2" = 1 ]; then
+  folder="$build/bench-gpt2-small"
+  [ -f "$folder/model.safetensors" ] || "$python" "$root/bench/hf_gpt2_peer.py" --write "$folder"
+  : >"${out%.jsonl}-gpt2.jsonl"
+  for t in $threads; do
+    for r in $(seq 1 "$reps"); do
+      echo "  gpt2, $t thread(s), repetition $r/$reps" >&2
+      "$bench" --hf "$folder" --threads "$t" --passes 3 >>"${out%.jsonl}-gpt2.jsonl"
+      [ "$peer" = 1 ] && OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/hf_gpt2_peer.py" \
+        --run "$folder" --threads "$t" --passes 3 >>"${out%.jsonl}-gpt2.jsonl"
+    done
+  done
+fi
 ui_table=""
 if [ "$ui" = 1 ]; then
   echo "  UI benchmark (attnlab --benchmark-ui under xvfb-run)" >&2
@@ -124,4 +141,5 @@ fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$bench" --summarize "$out"
+if [ "$gpt2" = 1 ]; then echo; echo "workload gpt2 (one JSON line per run):"; cat "${out%.jsonl}-gpt2.jsonl"; fi
 if [ -n "$ui_table" ]; then echo; echo "$ui_table"; fi

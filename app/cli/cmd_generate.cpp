@@ -13,6 +13,7 @@
 #include "model/kv_bytes.h"
 #include "model/workspace.h"
 #include "predictions.h"
+#include "opened_model.h"
 #include "setup.h"
 
 namespace attnlab::cli {
@@ -91,10 +92,10 @@ int runGenerate(const Args& args) {
   const int count = static_cast<int>(args.integer("tokens", 32, 1, 100000));
   const double temperature = args.number("temperature", 1.0, 0.0, 100.0);
   const long long seed = args.integer("seed", 1, 0, std::numeric_limits<long long>::max());
-  LoadedCheckpoint loaded = openModel(args);
-  const Trainer& trainer = *loaded.trainer;
-  const Vocabulary& vocabulary = trainer.task().vocabulary();
-  const std::vector<int> prompt = encodeFlag(args, "prompt", trainer);
+  const OpenedModel opened = openAnyModel(args);
+  const Model& model = opened.model();
+  const Vocabulary& vocabulary = opened.vocabulary();
+  const std::vector<int> prompt = tokensFrom(args, opened, "prompt");
 
   Rng rng(static_cast<uint64_t>(seed));
   std::vector<int> sequence = prompt;
@@ -103,10 +104,10 @@ int runGenerate(const Args& args) {
   Json steps = Json::array();
   StepRecord final;
   if (cached) {
-    generateWithCache(trainer.model(), setup, count, temperature, rng, sequence, steps, final);
+    generateWithCache(model, setup, count, temperature, rng, sequence, steps, final);
   } else {
     auto ws = makeWorkspace();
-    for (int i = 0; i < count; ++i) sequence.push_back(nextToken(trainer.model(), *ws, sequence, temperature, rng));
+    for (int i = 0; i < count; ++i) sequence.push_back(nextToken(model, *ws, sequence, temperature, rng));
   }
   const std::vector<int> generated(sequence.begin() + prompt.size(), sequence.end());
 
@@ -125,13 +126,13 @@ int runGenerate(const Args& args) {
                       {"steps", steps},
                       {"heads", heads},
                       {"bytes", final.bytes},
-                      {"dense_bytes", kvCacheBytesPerToken(trainer.model().config()) * (final.position + 1)},
+                      {"dense_bytes", kvCacheBytesPerToken(model.config()) * (final.position + 1)},
                       {"state_bytes", final.stateBytes}};
     }
     std::cout << out.dump() << std::endl;
   } else {
     std::cout << vocabulary.decode(sequence) << std::endl;
-    if (cached) printOccupancy(trainer.model(), setup, steps, final);
+    if (cached) printOccupancy(model, setup, steps, final);
   }
   return 0;
 }
@@ -140,16 +141,18 @@ int runGenerate(const Args& args) {
 
 Command generateCommand() {
   return {"generate",
-          "--model DIR --prompt \"...\" [--tokens N] [--temperature T] [--seed S] [--policy NAME [--budget N|R%]\n"
+          "--model DIR (--prompt \"...\" | --ids 1,2,3) [--tokens N] [--temperature T] [--seed S] [--policy NAME [--budget N|R%]\n"
           "    [--budget-scope head|layer] [--policy-set KEY=VALUE]...] [--json]",
           "continue a prompt by sampling from a saved model",
           {modelFlag(),
            {"prompt", "TEXT", "start of the sequence, in the task's vocabulary"},
+           idsFlag(),
            {"tokens", "N", "tokens to generate (default 32)"},
            {"temperature", "T", "sampling temperature; 0 always picks the most likely token (default 1)"},
            {"seed", "S", "random seed for sampling (default 1)"},
            evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3],
            {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, seed[, cache]} as one JSON object"}},
+          "--model takes a lab checkpoint or a Hugging Face model folder (prompt as --ids).\n"
           "Without --policy each new token runs the full forward pass over the sequence; past the model's\n"
           "context the window slides (only the most recent context tokens are seen).\n"
           "With --policy (and --budget where the policy needs one) every token, prompt included, is one\n"

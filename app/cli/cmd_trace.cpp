@@ -5,6 +5,7 @@
 #include "command.h"
 #include "format.h"
 #include "predictions.h"
+#include "opened_model.h"
 #include "setup.h"
 
 namespace attnlab::cli {
@@ -68,18 +69,22 @@ Json traceJson(const Trace& trace, const std::string& modelDir, const Vocabulary
 }
 
 int runTrace(const Args& args) {
-  if (args.has("text") == args.has("probe")) throw CliError("give exactly one of --text \"...\" or --probe");
+  if (args.has("text") + args.has("probe") + args.has("ids") != 1)
+    throw CliError("give exactly one of --text \"...\", --ids 1,2,3 or --probe");
   const std::string outPath = args.required("out");
-  LoadedCheckpoint loaded = openModel(args);
-  const Trainer& trainer = *loaded.trainer;
-  const std::vector<int> tokens = args.has("probe") ? trainer.probeTokens() : encodeFlag(args, "text", trainer);
-  const int context = loaded.config.model.context;
+  const OpenedModel opened = openAnyModel(args);
+  if (args.has("probe") && opened.isHf()) throw CliError("--probe needs a lab checkpoint (its task's example); give --ids");
+  const std::vector<int> tokens = args.has("probe") ? opened.checkpoint.trainer->probeTokens() : tokensFrom(args, opened, "text");
+  const int context = opened.model().config().context;
   if (static_cast<int>(tokens.size()) > context)
-    throw CliError("--text has " + std::to_string(tokens.size()) + " tokens but the model's context is " +
+    throw CliError("the input has " + std::to_string(tokens.size()) + " tokens but the model's context is " +
                    std::to_string(context));
 
-  const Trace trace = trainer.trace(tokens);
-  const std::string text = traceJson(trace, args.text("model"), trainer.task().vocabulary()).dump() + "\n";
+  const Trace trace = opened.isHf() ? traceModel(opened.model(), opened.vocabulary(), tokens) : opened.checkpoint.trainer->trace(tokens);
+  Json json = traceJson(trace, args.text("model"), opened.vocabulary());
+  json["ids"] = trace.tokens;
+  if (args.has("logits")) json["logits"] = matrixRows(trace.logits);
+  const std::string text = json.dump() + "\n";
   if (std::string why = writeFileAtomic(outPath, text); !why.empty()) throw CliError(why);
 
   const int heads = trace.layers.empty() ? 0 : static_cast<int>(trace.layers[0].heads.size());
@@ -100,14 +105,18 @@ int runTrace(const Args& args) {
 
 Command traceCommand() {
   return {"trace",
-          "--model DIR (--text \"...\" | --probe) --out FILE [--json]",
+          "--model DIR (--text \"...\" | --ids 1,2,3 | --probe) --out FILE [--logits] [--json]",
           "capture attention maps, residual norms and predictions for one input, as JSON",
           {modelFlag(),
            {"text", "TEXT", "input in the task's vocabulary (words split on spaces, or characters)"},
+           idsFlag(),
            {"probe", "", "use the task's fixed probe example instead of --text"},
+           {"logits", "", "also write the full logits per position (\"logits\"[T][vocab])"},
+           threadsFlag(),
            {"out", "FILE", "JSON file to write"},
            {"json", "", "print a JSON summary {out, tokens, layers, heads} instead of a sentence"}},
-          "The file holds: tokens, labels; layers[] with variant, residual_norm[T] and heads[] with\n"
+          "--model takes a lab checkpoint or a Hugging Face model folder (input as --ids).\n"
+          "The file holds: tokens (also as ids), labels; layers[] with variant, residual_norm[T] and heads[] with\n"
           "weights[T][T] and scores[T][T] (masked entries are null; gate/presence where the variant has them);\n"
           "final_residual_norm[T]; predictions[T]: the top 5 next tokens {token, label, probability, logit}.",
           runTrace};

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cli_error.h"
+#include "hf/hf_model.h"
 #include "io/config_json.h"
 #include "io/files.h"
 
@@ -47,6 +48,9 @@ FlagSpec modelFlag() { return {"model", "DIR", "a checkpoint folder written by '
 
 LoadedCheckpoint openModel(const Args& args) {
   LoadedCheckpoint loaded;
+  if (hf::isHfFolder(args.required("model")))
+    throw CliError(args.required("model") + " is a Hugging Face model folder; this command needs a lab checkpoint "
+                   "(trace, eval and generate open Hugging Face folders)");
   if (std::string why = loadCheckpoint(args.required("model"), loaded); !why.empty()) throw CliError(why);
   return loaded;
 }

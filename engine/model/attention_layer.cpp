@@ -104,6 +104,12 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
   wk_ = &params.add(prefix + "w" + keyRoles + ".weight", {Hkv_ * dHead_, d});
   if (!sharing->valueIsKey) wv_ = &params.add(prefix + "wv.weight", {Hkv_ * dHead_, d});
   wo_ = &params.add(prefix + "wo.weight", {d, H_ * dHead_});
+  if (config.qkv_bias) {  // a bias per projection tensor, named like its weight
+    if (wq_) bq_ = &params.add(prefix + "wq.bias", {H_ * dHead_}, false);
+    bk_ = &params.add(prefix + "w" + keyRoles + ".bias", {Hkv_ * dHead_}, false);
+    if (wv_) bv_ = &params.add(prefix + "wv.bias", {Hkv_ * dHead_}, false);
+  }
+  if (config.out_bias) bo_ = &params.add(prefix + "wo.bias", {d}, false);
   const std::string why = variant_->configure(config, prefix, params);
   if (!why.empty()) throw std::invalid_argument(why);
 
@@ -127,9 +133,10 @@ void AttentionLayer::initialise(Rng& rng, float residualStd) {
   if (retention_) retention_->initialise(rng);
 }
 
-void AttentionLayer::project(const Mat& in, const Mat& W, Mat& out) const {
-  if (rowStable_) linearForwardRowStable(in, W, nullptr, out);
-  else ops::linearForward(in, W, nullptr, out);
+void AttentionLayer::project(const Mat& in, const Param& W, const Param* b, Mat& out) const {
+  const Mat* bias = b ? &b->value : nullptr;
+  if (rowStable_) linearForwardRowStable(in, W.value, bias, out);
+  else ops::linearForward(in, W.value, bias, out);
 }
 
 // G1 and G3 as key gates: key_gate[b, h, t] = g[b, h, t] * p[b*T + t] (each factor 1 when absent).
@@ -189,16 +196,16 @@ void AttentionLayer::gateOutputsBackward(const Mat& x, const AttentionActs& a, M
 
 double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B, int T, AttentionActs& a, Mat& y) const {
   a.shape = {B, T, H_, Hkv_, dHead_};
-  project(x, wk_->value, a.k_flat);  // A9: shared roles reuse the key projection
+  project(x, *wk_, bk_, a.k_flat);  // A9: shared roles reuse the key projection
   splitHeads(a.k_flat, B, T, Hkv_, dHead_, a.k);
   if (wq_) {
-    project(x, wq_->value, a.q_flat);
+    project(x, *wq_, bq_, a.q_flat);
     splitHeads(a.q_flat, B, T, H_, dHead_, a.q);
   } else {
     repeatKvHeads(a.k, B, T, Hkv_, H_ / Hkv_, dHead_, a.q);
   }
   if (wv_) {
-    project(x, wv_->value, a.v_flat);
+    project(x, *wv_, bv_, a.v_flat);
     splitHeads(a.v_flat, B, T, Hkv_, dHead_, a.v);
   } else {
     a.v = a.k;
@@ -240,14 +247,14 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
     a.o_before_head_gains = a.o_flat;
     for (int hd = 0; hd < H_; ++hd) a.o_flat.middleCols(hd * dHead_, dHead_) *= headGains_[hd];
   }
-  project(a.o_flat, wo_->value, y);
+  project(a.o_flat, *wo_, bo_, y);
   return aux;
 }
 
 void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const int* pos, int B, int T, AttentionActs& a,
                               Mat& dx, Mat& dh) {
   Mat dOFlat;
-  ops::linearBackward(dy, a.o_flat, wo_->value, &dOFlat, wo_->grad, nullptr);  // from y = o_flat Wo^T
+  ops::linearBackward(dy, a.o_flat, wo_->value, &dOFlat, wo_->grad, bo_ ? &bo_->grad : nullptr);  // from y = o_flat Wo^T
   for (int hd = 0; hd < static_cast<int>(headGains_.size()); ++hd) {  // from o_flat[h] = g_h o[h]
     auto dHeadOut = dOFlat.middleCols(hd * dHead_, dHead_);
     headGainGrad_[hd] += dHeadOut.cwiseProduct(a.o_before_head_gains.middleCols(hd * dHead_, dHead_)).cast<double>().sum();
@@ -295,15 +302,15 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
     for (size_t i = 0; i < dK.size(); ++i) dK[i] += dV[i];  // from v = k
   Mat dFlat, dxPart;
   mergeHeads(dK.data(), B, T, Hkv_, dHead_, dFlat);
-  ops::linearBackward(dFlat, x, wk_->value, &dx, wk_->grad, nullptr);  // from k_flat = x Wk^T
+  ops::linearBackward(dFlat, x, wk_->value, &dx, wk_->grad, bk_ ? &bk_->grad : nullptr);  // from k_flat = x Wk^T
   if (wq_) {
     mergeHeads(dQ.data(), B, T, H_, dHead_, dFlat);
-    ops::linearBackward(dFlat, x, wq_->value, &dxPart, wq_->grad, nullptr);  // from q_flat = x Wq^T
+    ops::linearBackward(dFlat, x, wq_->value, &dxPart, wq_->grad, bq_ ? &bq_->grad : nullptr);  // from q_flat = x Wq^T
     dx += dxPart;
   }
   if (wv_) {
     mergeHeads(dV.data(), B, T, Hkv_, dHead_, dFlat);
-    ops::linearBackward(dFlat, x, wv_->value, &dxPart, wv_->grad, nullptr);  // from v_flat = x Wv^T
+    ops::linearBackward(dFlat, x, wv_->value, &dxPart, wv_->grad, bv_ ? &bv_->grad : nullptr);  // from v_flat = x Wv^T
     dx += dxPart;
   }
   if (dxGates.size()) dx += dxGates;

@@ -94,6 +94,7 @@ class AttentionLayer {
   // wk_ is the key projection under the name sharing gives it (wk, wkv, wqk, wqkv); wq_ is null
   // when queries are keys, wv_ when values are keys.
   Param *wq_ = nullptr, *wk_ = nullptr, *wv_ = nullptr, *wo_ = nullptr;
+  Param *bq_ = nullptr, *bk_ = nullptr, *bv_ = nullptr, *bo_ = nullptr;  // model.qkv_bias, model.out_bias
   bool valueGate_ = false;
   bool rowStable_ = false;   // presence-coupled variants promise bitwise contracts (model/row_stable.h)
   float presenceTau_ = 0;    // > 0 when the variant needs presence
@@ -102,7 +103,7 @@ class AttentionLayer {
   std::vector<float> headGains_;      // [H] or empty (off)
   std::vector<double> headGainGrad_;  // [H] d(loss)/d(gain), accumulated by backward()
 
-  void project(const Mat& in, const Mat& W, Mat& out) const;
+  void project(const Mat& in, const Param& W, const Param* b, Mat& out) const;
   double keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const;
   void keyGateBackward(const Mat& x, const AttentionActs& a, const std::vector<float>& dKeyGate, int B, int T, Mat& dx,
                        std::vector<float>& dPresence);

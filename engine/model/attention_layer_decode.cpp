@@ -17,10 +17,10 @@ void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos,
                                  DecodeToken& out) const {
   out.position = pos;
   Mat flat;
-  project(x, wk_->value, flat);
+  project(x, *wk_, bk_, flat);
   out.k.assign(flat.data(), flat.data() + flat.size());
   if (wq_) {
-    project(x, wq_->value, flat);
+    project(x, *wq_, bq_, flat);
     out.q.assign(flat.data(), flat.data() + flat.size());
   } else {  // q[h] = k[h / group]
     out.q.resize(static_cast<size_t>(H_) * dHead_);
@@ -28,7 +28,7 @@ void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos,
       std::copy_n(out.k.data() + static_cast<size_t>(hd / (H_ / Hkv_)) * dHead_, dHead_, out.q.data() + static_cast<size_t>(hd) * dHead_);
   }
   if (wv_) {
-    project(x, wv_->value, flat);
+    project(x, *wv_, bv_, flat);
     out.v.assign(flat.data(), flat.data() + flat.size());
   } else {
     out.v = out.k;
@@ -69,7 +69,7 @@ void AttentionLayer::decodeOutput(const Mat& x, const DecodeToken& token, Mat& o
     Mat gate;
     outputGate_->forward(x, oHeads, gate, rowStable_);
   }
-  project(oHeads, wo_->value, y);
+  project(oHeads, *wo_, bo_, y);
 }
 
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 
 #include "attention/attention.h"
 #include "data/task.h"
+#include "model/block_parts.h"
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
@@ -54,6 +55,10 @@ std::string validate(const ExperimentConfig& config) {
     return "model.retention_sparsity needs model.retention_gate = true (it penalises the gate's mean)";
   if (ScorePrecision p; !parseScorePrecision(m.score_precision, p))
     return "model.score_precision '" + m.score_precision + "' is not available (known: " + scorePrecisionNames() + ")";
+  if (!isNormName(m.norm)) return "model.norm '" + m.norm + "' is not available (known: " + kNormNames + ")";
+  if (!(m.norm_eps > 0 && m.norm_eps < 1)) return "model.norm_eps must be in (0, 1)";
+  if (!isMlpName(m.mlp)) return "model.mlp '" + m.mlp + "' is not available (known: " + kMlpNames + ")";
+  if (m.parallel_residual && m.attention_only) return "model.parallel_residual needs the MLP (model.attention_only is true)";
   if (!(t.lr > 0 && t.lr < 10)) return "train.lr must be in (0, 10)";
   if (t.warmup < 0) return "train.warmup must be >= 0";
   if (!(t.beta1 >= 0 && t.beta1 < 1 && t.beta2 >= 0 && t.beta2 < 1)) return "train.beta1 and train.beta2 must be in [0, 1)";

@@ -30,6 +30,14 @@ struct ModelConfig {
   bool retention_gate = false;             // G1: soft per-key gate g = sigmoid(w.x + c) per head
   double retention_sparsity = 0.0;         // lambda: the loss adds lambda * mean(g) over layers, heads, keys
   std::string score_precision = "fp32";
+  // Block parts as pretrained models have them (model/block_parts.h); the defaults are GPT-2's.
+  std::string norm = "layernorm";  // "layernorm", "layernorm_no_bias" or "rmsnorm"
+  double norm_eps = 1e-5;
+  std::string mlp = "gelu";        // "gelu" (tanh approximation), "gelu_erf" or "swiglu"
+  bool mlp_bias = true;
+  bool qkv_bias = false;           // biases on the query, key and value projections
+  bool out_bias = false;           // bias on the attention output projection
+  bool parallel_residual = false;  // x + attn(ln1(x)) + mlp(ln2(x)) in one step (GPT-NeoX)
 
   int headDim() const { return n_heads > 0 ? d_model / n_heads : 0; }
   int kvHeads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }

@@ -12,15 +12,16 @@
 namespace attnlab {
 
 struct BlockParams {
-  Param *ln1_w, *ln1_b, *ln2_w, *ln2_b;
-  Param *fc_w = nullptr, *fc_b = nullptr, *proj_w = nullptr, *proj_b = nullptr;
+  Norm ln1, ln2;
+  bool hasMlp = false;
+  Mlp mlp;
   std::unique_ptr<AttentionLayer> attn;
 };
 
 struct Model::Parts {
   Param* tok_emb = nullptr;
   Param* head = nullptr;  // null when tied to tok_emb
-  Param *lnf_w = nullptr, *lnf_b = nullptr;
+  Norm lnf;
   std::unique_ptr<PositionalEncoding> positional;
   std::vector<BlockParams> blocks;
 };
@@ -57,21 +58,16 @@ Model::Model(const ModelConfig& config, Uninitialised) : config_(config), parts_
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string pre = "blocks." + std::to_string(l) + ".";
     BlockParams b;
-    b.ln1_w = &params_.add(pre + "ln1.weight", {d}, false);
-    b.ln1_b = &params_.add(pre + "ln1.bias", {d}, false);
+    b.ln1 = Norm(c, pre + "ln1", params_);
     b.attn = std::make_unique<AttentionLayer>(c, l, *p.positional, params_);
     if (!c.attention_only) {
-      b.ln2_w = &params_.add(pre + "ln2.weight", {d}, false);
-      b.ln2_b = &params_.add(pre + "ln2.bias", {d}, false);
-      b.fc_w = &params_.add(pre + "mlp.fc.weight", {c.d_ff, d});
-      b.fc_b = &params_.add(pre + "mlp.fc.bias", {c.d_ff}, false);
-      b.proj_w = &params_.add(pre + "mlp.proj.weight", {d, c.d_ff});
-      b.proj_b = &params_.add(pre + "mlp.proj.bias", {d}, false);
+      b.ln2 = Norm(c, pre + "ln2", params_);
+      b.hasMlp = true;
+      b.mlp = Mlp(c, pre + "mlp.", params_);
     }
     p.blocks.push_back(std::move(b));
   }
-  p.lnf_w = &params_.add("ln_f.weight", {d}, false);
-  p.lnf_b = &params_.add("ln_f.bias", {d}, false);
+  p.lnf = Norm(c, "ln_f", params_);
   if (!c.tied_embeddings) p.head = &params_.add("head.weight", {c.vocab, d});
 }
 
@@ -84,15 +80,14 @@ void Model::initialise(uint64_t seed) {
   fillNormal(*p.tok_emb, rng, 0.02f);
   p.positional->initialise(params_, rng);
   for (auto& b : p.blocks) {
-    b.ln1_w->value.setOnes();
+    b.ln1.initialise();
     b.attn->initialise(rng, residualStd);
-    if (b.fc_w) {
-      b.ln2_w->value.setOnes();
-      fillNormal(*b.fc_w, rng, 0.02f);
-      fillNormal(*b.proj_w, rng, residualStd);
+    if (b.hasMlp) {
+      b.ln2.initialise();
+      b.mlp.initialise(rng, residualStd);
     }
   }
-  p.lnf_w->value.setOnes();
+  p.lnf.initialise();
   if (p.head) fillNormal(*p.head, rng, 0.02f);
 }
 
@@ -125,15 +120,13 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     const BlockParams& bp = p.blocks[l];
     BlockActs& a = ws.blocks[l];
     a.x = x;
-    ops::layerNormForward(a.x, bp.ln1_w->value, bp.ln1_b->value, a.ln1, a.ln1_mean, a.ln1_rstd);
+    bp.ln1.forward(a.x, a.ln1, a.ln1_stats);
     a.attn.tokens = ws.tokens.data();  // for rotations indexed by token id
     aux += bp.attn->forward(a.ln1, a.x, ws.positions.data(), B, T, a.attn, a.attn_out);
     a.x_mid = a.x + a.attn_out;
-    if (bp.fc_w) {
-      ops::layerNormForward(a.x_mid, bp.ln2_w->value, bp.ln2_b->value, a.ln2, a.ln2_mean, a.ln2_rstd);
-      ops::linearForward(a.ln2, bp.fc_w->value, &bp.fc_b->value, a.fc);
-      ops::geluForward(a.fc, a.act);
-      ops::linearForward(a.act, bp.proj_w->value, &bp.proj_b->value, a.mlp_out);
+    if (bp.hasMlp) {  // the MLP reads x_mid, or the block input itself with a parallel residual
+      bp.ln2.forward(c.parallel_residual ? a.x : a.x_mid, a.ln2, a.ln2_stats);
+      bp.mlp.forward(a.ln2, a.mlp, a.mlp_out);
       x = a.x_mid + a.mlp_out;
     } else {
       x = a.x_mid;
@@ -145,7 +138,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     }
   }
   ws.x_final = std::move(x);
-  ops::layerNormForward(ws.x_final, p.lnf_w->value, p.lnf_b->value, ws.ln_f, ws.lnf_mean, ws.lnf_rstd);
+  p.lnf.forward(ws.x_final, ws.ln_f, ws.lnf_stats);
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
   const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
   ws.cross_entropy = loss;
@@ -164,24 +157,23 @@ void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Ma
   if (std::string why = lengthRefusal(c, pos + 1); !why.empty()) throw std::invalid_argument(why);
   Mat x = p.tok_emb->value.row(token);
   if (p.positional->absolute()) p.positional->addToEmbeddings(x, &pos, 1, 1);
-  Mat ln, y, mid, hidden, act, mlp;
-  Vec mean, rstd;
+  Mat ln, y, mid, mlp;
+  NormActs stats;
+  MlpActs mlpActs;
   for (int l = 0; l < c.n_layers; ++l) {  // the arithmetic of forward() for one row
     const BlockParams& bp = p.blocks[l];
-    ops::layerNormForward(x, bp.ln1_w->value, bp.ln1_b->value, ln, mean, rstd);
+    bp.ln1.forward(x, ln, stats);
     attention(l, ln, x, y);
     mid = x + y;
-    if (bp.fc_w) {
-      ops::layerNormForward(mid, bp.ln2_w->value, bp.ln2_b->value, ln, mean, rstd);
-      ops::linearForward(ln, bp.fc_w->value, &bp.fc_b->value, hidden);
-      ops::geluForward(hidden, act);
-      ops::linearForward(act, bp.proj_w->value, &bp.proj_b->value, mlp);
+    if (bp.hasMlp) {
+      bp.ln2.forward(c.parallel_residual ? x : mid, ln, stats);
+      bp.mlp.forward(ln, mlpActs, mlp);
       x = mid + mlp;
     } else {
       x = mid;
     }
   }
-  ops::layerNormForward(x, p.lnf_w->value, p.lnf_b->value, ln, mean, rstd);
+  p.lnf.forward(x, ln, stats);
   ops::linearForward(ln, p.head ? p.head->value : p.tok_emb->value, nullptr, logits);
 }
 
@@ -195,21 +187,25 @@ void Model::backward(Workspace& ws) {
   Param& headW = p.head ? *p.head : *p.tok_emb;
   ops::linearBackward(dLogits, ws.ln_f, headW.value, &dLnF, headW.grad, nullptr);  // from logits = ln_f W^T
   dx.setZero(ws.x_final.rows(), ws.x_final.cols());
-  ops::layerNormBackward(dLnF, ws.x_final, p.lnf_w->value, ws.lnf_mean, ws.lnf_rstd, dx, p.lnf_w->grad, p.lnf_b->grad);
+  p.lnf.backward(dLnF, ws.x_final, ws.lnf_stats, dx);
 
-  Mat dTmp, dAct, dFc, dLn;
+  Mat dLn, dParallel;
   for (int l = config_.n_layers - 1; l >= 0; --l) {
     BlockParams& bp = p.blocks[l];
     BlockActs& a = ws.blocks[l];
-    if (bp.fc_w) {  // x_out = x_mid + proj(gelu(fc(ln2(x_mid)))): dx_mid = dx + (MLP path)
-      ops::linearBackward(dx, a.act, bp.proj_w->value, &dAct, bp.proj_w->grad, &bp.proj_b->grad);
-      ops::geluBackward(dAct, a.fc, dFc);
-      ops::linearBackward(dFc, a.ln2, bp.fc_w->value, &dLn, bp.fc_w->grad, &bp.fc_b->grad);
-      ops::layerNormBackward(dLn, a.x_mid, bp.ln2_w->value, a.ln2_mean, a.ln2_rstd, dx, bp.ln2_w->grad, bp.ln2_b->grad);
+    if (bp.hasMlp) {  // x_out = x_mid + mlp(ln2(x_mid)): dx_mid = dx + (MLP path)
+      bp.mlp.backward(dx, a.ln2, a.mlp, dLn);
+      if (config_.parallel_residual) {  // x_out = x + attn(ln1(x)) + mlp(ln2(x)): the MLP path joins dx below
+        dParallel.setZero(dx.rows(), dx.cols());
+        bp.ln2.backward(dLn, a.x, a.ln2_stats, dParallel);
+      } else {
+        bp.ln2.backward(dLn, a.x_mid, a.ln2_stats, dx);
+      }
     }
     // x_mid = x + attn(ln1(x), x): dx = dx_mid + (attention path through ln1, and through presence of x)
     bp.attn->backward(a.ln1, a.x, dx, ws.positions.data(), B, T, a.attn, dLn, dx);
-    ops::layerNormBackward(dLn, a.x, bp.ln1_w->value, a.ln1_mean, a.ln1_rstd, dx, bp.ln1_w->grad, bp.ln1_b->grad);
+    bp.ln1.backward(dLn, a.x, a.ln1_stats, dx);
+    if (bp.hasMlp && config_.parallel_residual) dx += dParallel;
   }
   if (p.positional->absolute()) p.positional->embeddingsBackward(dx, ws.positions.data(), B, T, params_);
   for (int i = 0; i < B * T; ++i) p.tok_emb->grad.row(ws.tokens[i]) += dx.row(i);  // from x = E[token]
@@ -255,9 +251,13 @@ std::vector<std::vector<double>> Model::headGainGradients() const {
 size_t Model::activationBytes(int B, int T) const {
   const ModelConfig& c = config_;
   const size_t tokens = static_cast<size_t>(B) * T;
-  const size_t perBlock = tokens * (c.d_model * 6 + c.n_heads * c.headDim() * 6 + (c.attention_only ? 0 : c.d_ff * 2)) +
+  const size_t perBlock = tokens * (c.d_model * 6 + c.n_heads * c.headDim() * 6 + (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3 : 2))) +
                           static_cast<size_t>(B) * c.n_heads * T * T * 2;
   return 4 * (perBlock * c.n_layers + tokens * (c.d_model * 2 + c.vocab * 2));
+}
+
+std::unique_ptr<Model> makeBlankModel(const ModelConfig& config) {
+  return std::unique_ptr<Model>(new Model(config, Model::Uninitialised{}));
 }
 
 std::unique_ptr<Model> copyModel(const Model& model) {

@@ -1,7 +1,7 @@
 #pragma once
 // A decoder-only Transformer: token embedding (+ absolute positions if the encoding adds them),
-// N pre-LayerNorm blocks (attention, then a GELU MLP unless attention-only), final LayerNorm,
-// output head (tied to the embedding or not). Forward and backward are hand-written (see
+// N pre-norm blocks (attention, then an MLP unless attention-only, in sequence or in parallel;
+// norm and MLP kinds from model/block_parts.h), final norm, output head (tied to the embedding or not). Forward and backward are hand-written (see
 // model/ops.h); activations live in a Workspace so a trace can run beside training.
 #include <cstdint>
 #include <functional>
@@ -65,6 +65,10 @@ class Model {
   Model(const ModelConfig& config, Uninitialised);  // parameters allocated, values zero
   void initialise(uint64_t seed);
   friend std::unique_ptr<Model> copyModel(const Model& model);
+// A model whose parameters are all zero, with no random draw: to be filled from files (engine/hf).
+// Throws std::invalid_argument as the constructor does.
+std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
+  friend std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
 
   ModelConfig config_;
   ParamStore params_;
@@ -75,6 +79,9 @@ class Model {
 // An independent model with the same config and parameter values (gradients zero, head gains off):
 // what a trainer hands to views and analyses so they can work on it while training goes on.
 std::unique_ptr<Model> copyModel(const Model& model);
+// A model whose parameters are all zero, with no random draw: to be filled from files (engine/hf).
+// Throws std::invalid_argument as the constructor does.
+std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
 
 std::unique_ptr<Workspace> makeWorkspace();
 // Logits [B*T, vocab] of the last forward on `ws`.

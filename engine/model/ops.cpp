@@ -51,12 +51,11 @@ void linearBackward(const Mat& dy, const Mat& x, const Mat& W, Mat* dx, Mat& dW,
   if (db && db->size()) db->row(0) += dy.colwise().sum();  // from y += b
 }
 
-void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mean, Vec& rstd) {
+void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mean, Vec& rstd, float eps) {
   const int N = static_cast<int>(x.rows()), C = static_cast<int>(x.cols());
   y.resize(N, C);
   mean.resize(N);
   rstd.resize(N);
-  constexpr float eps = 1e-5f;
   for (int n = 0; n < N; ++n) {
     auto row = x.row(n);
     const float m = row.mean();
@@ -64,7 +63,8 @@ void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mea
     const float r = 1.0f / std::sqrt(var + eps);
     mean[n] = m;
     rstd[n] = r;
-    y.row(n) = (((row.array() - m) * r) * w.row(0).array() + b.row(0).array()).matrix();
+    y.row(n) = (((row.array() - m) * r) * w.row(0).array()).matrix();
+    if (b.size()) y.row(n) += b.row(0);
   }
 }
 
@@ -76,7 +76,7 @@ void layerNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& mea
     const auto xhat = ((x.row(n).array() - mean[n]) * rstd[n]).eval();
     const auto dxhat = (dy.row(n).array() * w.row(0).array()).eval();  // from y = xhat * w + b
     dw.row(0).array() += dy.row(n).array() * xhat;
-    db.row(0).array() += dy.row(n).array();
+    if (db.size()) db.row(0).array() += dy.row(n).array();
     // from xhat = (x - mean) * rstd, with mean and rstd depending on every x of the row
     const float meanDxhat = dxhat.sum() / C;
     const float meanDxhatXhat = (dxhat * xhat).sum() / C;

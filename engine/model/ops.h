@@ -13,9 +13,10 @@ void linearForward(const Mat& x, const Mat& W, const Mat* b, Mat& y);
 // dx = dy W; dW += dy^T x; db += colsum(dy). dx may be null when the input needs no gradient.
 void linearBackward(const Mat& dy, const Mat& x, const Mat& W, Mat* dx, Mat& dW, Mat* db);
 
-// y = (x - mean) * rstd * w + b per row; saves mean and rstd for the backward.
-void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mean, Vec& rstd);
-// dx += ...; dw += ...; db += ... (dx accumulates because the residual stream already holds a gradient).
+// y = (x - mean) * rstd * w + b per row (b empty: no bias); saves mean and rstd for the backward.
+void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mean, Vec& rstd, float eps = 1e-5f);
+// dx += ...; dw += ...; db += ... (dx accumulates because the residual stream already holds a gradient;
+// db is skipped when empty).
 void layerNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& mean, const Vec& rstd, Mat& dx, Mat& dw,
                        Mat& db);
 

@@ -4,19 +4,21 @@
 
 #include "core/tensor.h"
 #include "model/attention_layer.h"
+#include "model/block_parts.h"
 
 namespace attnlab {
 
 struct BlockActs {
   Mat x;  // block input (residual stream)
   Mat ln1;
-  Vec ln1_mean, ln1_rstd;
+  NormActs ln1_stats;
   AttentionActs attn;
   Mat attn_out;
   Mat x_mid;  // x + attention
-  Mat ln2;
-  Vec ln2_mean, ln2_rstd;
-  Mat fc, act, mlp_out;
+  Mat ln2;    // ln2(x_mid), or ln2(x) with a parallel residual
+  NormActs ln2_stats;
+  MlpActs mlp;
+  Mat mlp_out;
 };
 
 struct Workspace {
@@ -24,7 +26,7 @@ struct Workspace {
   std::vector<int> tokens, targets, positions;
   std::vector<BlockActs> blocks;
   Mat x_final, ln_f;
-  Vec lnf_mean, lnf_rstd;
+  NormActs lnf_stats;
   Mat logits, probs;
   int counted = 0;
   double cross_entropy = 0;  // the last forward's mean next-token loss, without auxiliary terms

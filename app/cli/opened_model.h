@@ -1,0 +1,37 @@
+#pragma once
+// The model a command's --model names: a lab checkpoint (with its task and vocabulary) or a
+// Hugging Face folder (engine/hf), whose tokens are given as ids (--ids 1,2,3) and labelled by id.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "data/vocabulary.h"
+#include "hf/hf_model.h"
+#include "io/checkpoint.h"
+
+namespace attnlab::cli {
+
+struct OpenedModel {
+  LoadedCheckpoint checkpoint;  // trainer null for a Hugging Face folder
+  std::unique_ptr<Model> hfModel;
+  hf::HfModelInfo hfInfo;
+  Vocabulary idLabels;  // "0", "1", ... for a Hugging Face model
+
+  bool isHf() const { return hfModel != nullptr; }
+  const Model& model() const { return isHf() ? *hfModel : checkpoint.trainer->model(); }
+  const Vocabulary& vocabulary() const { return isHf() ? idLabels : checkpoint.trainer->task().vocabulary(); }
+  int threads() const { return isHf() ? 2 : checkpoint.config.train.threads; }
+};
+
+// Opens --model (either kind); throws CliError with the loader's one-line reason.
+OpenedModel openAnyModel(const Args& args);
+
+FlagSpec idsFlag();  // --ids 1,2,3
+// The ids of --ids, each checked against the vocabulary size; throws CliError naming a bad entry.
+std::vector<int> idsFlagValue(const Args& args, int vocab);
+// The tokens of --<textFlag> (the checkpoint's vocabulary) or --ids; exactly one must be given
+// (a Hugging Face model takes --ids until its tokenizer is read).
+std::vector<int> tokensFrom(const Args& args, const OpenedModel& opened, const std::string& textFlag);
+
+}  // namespace attnlab::cli

@@ -1,0 +1,186 @@
+#include "hf/hf_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "hf/architecture.h"
+#include "hf/tensor_file.h"
+#include "io/files.h"
+
+namespace attnlab::hf {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string gigabytes(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Every tensor header of the folder's weight files.
+std::string readWeightHeaders(const std::string& dir, std::vector<TensorEntry>& entries, uint64_t& fileBytes) {
+  std::vector<std::string> files;
+  const fs::path root(dir);
+  std::error_code ec;
+  if (fs::exists(root / "model.safetensors.index.json", ec)) {
+    if (std::string why = readShardIndex(dir, files); !why.empty()) return why;
+  } else if (fs::exists(root / "model.safetensors", ec)) {
+    files = {"model.safetensors"};
+  } else if (fs::exists(root / "pytorch_model.bin", ec)) {
+    return (root / "pytorch_model.bin").string() + ": PyTorch pickles are not read (only safetensors); save the model with safetensors";
+  } else {
+    return dir + ": no model.safetensors or model.safetensors.index.json";
+  }
+  fileBytes = 0;
+  for (const auto& f : files) {
+    const std::string path = (root / f).string();
+    if (std::string why = readTensorHeader(path, entries); !why.empty()) return why;
+    fileBytes += fs::file_size(path, ec);
+  }
+  return {};
+}
+
+std::string mostCommonDtype(const std::vector<TensorEntry>& entries) {
+  std::map<std::string, uint64_t> bytes;
+  for (const auto& e : entries) bytes[e.dtype] += e.bytes;
+  std::string best;
+  for (const auto& [dtype, n] : bytes)
+    if (best.empty() || n > bytes[best]) best = dtype;
+  return best;
+}
+
+}  // namespace
+
+bool isHfFolder(const std::string& dir) {
+  std::string text;
+  if (!readWholeFile((fs::path(dir) / "config.json").string(), text).empty()) return false;
+  const Json j = Json::parse(text, nullptr, false);
+  return j.is_object() && j.contains("model_type");
+}
+
+std::string supportedArchitectures() { return ArchitectureRegistry::instance().names(); }
+
+std::string readHfConfig(const std::string& dir, HfModelInfo& info) {
+  const std::string path = (fs::path(dir) / "config.json").string();
+  std::string text;
+  if (std::string why = readWholeFile(path, text); !why.empty()) return why;
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return path + ": not valid JSON";
+  if (!j.is_object() || !j.contains("model_type") || !j["model_type"].is_string())
+    return path + ": has no model_type (not a Hugging Face model folder?)";
+  info.dir = dir;
+  info.model_type = j["model_type"].get<std::string>();
+  auto arch = ArchitectureRegistry::instance().create(info.model_type);
+  if (!arch)
+    return path + ": model_type \"" + info.model_type + "\" is not supported (supported: " + supportedArchitectures() + ")";
+  info.config = ModelConfig{};
+  info.config.attention = {"softmax"};
+  if (std::string why = arch->configure(j, info.config); !why.empty()) return path + ": " + info.model_type + " " + why;
+  info.parameters = parameterCount(info.config);
+  return {};
+}
+
+uint64_t parameterCount(const ModelConfig& c) {
+  const uint64_t d = c.d_model, V = c.vocab, ff = c.d_ff, q = static_cast<uint64_t>(c.n_heads) * c.headDim(),
+                 kv = static_cast<uint64_t>(c.kvHeads()) * c.headDim();
+  const uint64_t norm = c.norm == "layernorm" ? 2 * d : d;
+  const bool glu = c.mlp == "swiglu";
+  uint64_t block = norm + d * (q + 2 * kv) + q * d + (c.qkv_bias ? q + 2 * kv : 0) + (c.out_bias ? d : 0);
+  if (!c.attention_only) block += norm + (glu ? 3 : 2) * d * ff + (c.mlp_bias ? (glu ? 2 : 1) * ff + d : 0);
+  return V * d * (c.tied_embeddings ? 1 : 2) + (c.positional == "learned" ? static_cast<uint64_t>(c.context) * d : 0) +
+         c.n_layers * block + norm;
+}
+
+uint64_t modelBytes(const ModelConfig& config) { return parameterCount(config) * sizeof(float) * 2; }
+
+uint64_t availableMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, HfModelInfo& info,
+                        const std::function<bool(double)>& progress) {
+  if (std::string why = readHfConfig(dir, info); !why.empty()) return why;
+  const uint64_t need = modelBytes(info.config), free = availableMemoryBytes();
+  if (free && need > free)
+    return dir + ": the model needs about " + gigabytes(need) + " (" + std::to_string(info.parameters) +
+           " parameters as float32, with gradient buffers) but only " + gigabytes(free) + " of memory are free";
+
+  std::vector<TensorEntry> entries;
+  if (std::string why = readWeightHeaders(dir, entries, info.file_bytes); !why.empty()) return why;
+  info.dtype = mostCommonDtype(entries);
+  std::map<std::string, const TensorEntry*> byName;
+  std::set<std::string> names;
+  for (const auto& e : entries) {
+    if (!byName.emplace(e.name, &e).second) return e.path + ": tensor " + e.name + " is stored twice";
+    names.insert(e.name);
+  }
+  info.tensor_names = names;
+  auto arch = ArchitectureRegistry::instance().create(info.model_type);
+  std::vector<WeightSource> plan;
+  if (std::string why = arch->plan(info.config, names, plan); !why.empty()) return dir + ": " + why;
+  std::set<std::string> used;
+  for (const auto& s : plan) {
+    auto it = byName.find(s.tensor);
+    if (it == byName.end()) return dir + ": weight " + s.tensor + " is missing (" + info.model_type + " needs it)";
+    if (it->second->shape != s.shape)
+      return it->second->path + ": tensor " + s.tensor + " has shape " + shapeText(it->second->shape) + ", config.json implies " +
+             shapeText(s.shape);
+    used.insert(s.tensor);
+  }
+  for (const auto& e : entries)
+    if (!used.count(e.name) && !arch->ignorable(e.name, info.config))
+      return e.path + ": unexpected tensor " + e.name + " (" + info.model_type + " as configured has no such weight)";
+
+  try {
+    model = makeBlankModel(info.config);
+  } catch (const std::exception& e) {
+    return (fs::path(dir) / "config.json").string() + ": cannot build the model (" + e.what() + ")";
+  }
+  for (const auto& p : model->params().all())
+    if (std::none_of(plan.begin(), plan.end(), [&](const WeightSource& s) { return s.param == p->name; }))
+      return dir + ": " + info.model_type + " gives no source for parameter " + p->name;
+
+  Mat stored;
+  std::string storedName;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const WeightSource& s = plan[i];
+    Param* param = model->params().find(s.param);
+    if (!param) return dir + ": " + info.model_type + " fills a parameter the model lacks: " + s.param;
+    if (storedName != s.tensor) {  // fused tensors feed several parameters in a row: read once
+      const TensorEntry& e = *byName.at(s.tensor);
+      const Eigen::Index rows = e.shape.size() >= 2 ? e.shape[0] : 1;
+      stored.resize(rows, rows ? static_cast<Eigen::Index>(e.elements() / rows) : 0);
+      if (std::string why = readTensorFloats(e, stored.data()); !why.empty()) {
+        model.reset();
+        return why;
+      }
+      storedName = s.tensor;
+    }
+    s.convert(stored, param->value);
+    if (progress && !progress(static_cast<double>(i + 1) / plan.size())) {
+      model.reset();
+      return dir + ": loading cancelled";
+    }
+  }
+  return {};
+}
+
+}  // namespace attnlab::hf
