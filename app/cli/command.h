@@ -28,6 +28,7 @@ Command generateCommand();
 Command benchCommand();
 Command analyzeCommand();
 Command studyCommand();
+Command tokenizeCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);
