@@ -15,6 +15,8 @@ std::string hexByte(char byte) {
   return std::string("0x") + digits[b >> 4] + digits[b & 15];
 }
 
+constexpr int kMaxTokenId = 10'000'000;  // far above any real vocabulary; keeps a bad file from allocating gigabytes
+
 std::string byteTokenName(char byte) {
   std::string name = "<";
   name += hexByte(byte);
@@ -26,7 +28,8 @@ std::string Tokenizer::build(const TokenizerSpec& spec) {
   spec_ = spec;
   tokens_ = spec.vocab;
   for (const AddedToken& a : spec.added) {
-    if (a.id < 0) return spec.source + ": added token '" + printableToken(a.content) + "' has no id";
+    if (a.id < 0 || a.id > kMaxTokenId)
+      return spec.source + ": added token '" + printableToken(a.content) + "' has no valid id (" + std::to_string(a.id) + ")";
     if (a.content.empty()) return spec.source + ": added token " + std::to_string(a.id) + " is empty";
     if (a.id >= static_cast<int>(tokens_.size())) tokens_.resize(a.id + 1);
     if (!tokens_[a.id].empty() && tokens_[a.id] != a.content)
@@ -62,8 +65,13 @@ std::string Tokenizer::build(const TokenizerSpec& spec) {
     if (m < 0) return line + " makes a token the vocabulary lacks";
     merges_.add(l, r, m);  // a repeated merge keeps its first rank, as the reference implementations do
   }
+  auto known = [this](int id) { return id >= 0 && id < vocabSize() && !tokens_[id].empty(); };
+  std::vector<int> specials = spec.prefix;  // must all be tokens; bos and eos may be -1 (none)
+  specials.insert(specials.end(), spec.suffix.begin(), spec.suffix.end());
   for (int special : {spec.bos, spec.eos})
-    if (special >= vocabSize()) return spec.source + ": special token id " + std::to_string(special) + " is outside the vocabulary";
+    if (special != -1) specials.push_back(special);
+  for (int special : specials)
+    if (!known(special)) return spec.source + ": special token id " + std::to_string(special) + " is not in the vocabulary";
   return prepare();
 }
 
