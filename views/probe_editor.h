@@ -16,6 +16,8 @@ class AttentionMapModel;
 class TokenStrip;
 struct TraceSnapshot;
 
+QString shortenLongWords(const QString& text);  // each word longer than ProbeEditor::kMaxQuotedChars elided
+
 class ProbeEditor : public QWidget {
   Q_OBJECT
  public:
@@ -23,7 +25,8 @@ class ProbeEditor : public QWidget {
 
   QLineEdit* field() const { return field_; }
   const TokenStrip* tokenStrip() const { return strip_; }
-  QString message() const;
+  QString message() const;  // what the editor says; a word longer than kMaxQuotedChars is elided
+  static constexpr int kMaxQuotedChars = 40;
   // Tokenises `text` as if typed; returns the message shown ("" when it was sent).
   QString submit(const QString& text);
 
