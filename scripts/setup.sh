@@ -8,6 +8,7 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
   libvtk9-dev libeigen3-dev nlohmann-json3-dev
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core imagemagick
+  nodejs
 )
 
 missing=()

@@ -565,7 +565,7 @@ class TestTasks : public QObject {
     QVERIFY2(surrogate.find("not UTF-8") != std::string::npos, surrogate.c_str());
     const std::string shortFile = errorFor("only a few words");
     QVERIFY2(shortFile.find("too short (16 characters)") != std::string::npos, shortFile.c_str());
-    QVERIFY(makeError("text", {{"length", 4}}, textPath_.toStdString()).find("no settings") != std::string::npos);
+    QVERIFY(makeError("text", {{"length", 4}}, textPath_.toStdString()).find("its settings are bpe_vocab") != std::string::npos);
     // A byte order mark is skipped rather than modelled.
     const QString bom = dir_.filePath("bom.txt");
     writeFile(bom, "\xEF\xBB\xBF" + std::string(120, 'q'));

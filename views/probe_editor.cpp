@@ -1,29 +1,34 @@
 #include "probe_editor.h"
 
-#include <QHBoxLayout>
+#include <QBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 
 #include "attention_map_model.h"
+#include "token_strip.h"
 
 namespace attnlab {
 
 ProbeEditor::ProbeEditor(const AttentionMapModel* model, QWidget* parent)
     : QWidget(parent), model_(model), field_(new QLineEdit(this)), draw_(new QPushButton(tr("Draw example"), this)),
-      message_(new QLabel(this)) {
+      message_(new QLabel(this)), strip_(new TokenStrip(this)) {
   field_->setClearButtonEnabled(true);
   field_->setToolTip(tr("The input whose attention the views show. Type your own: it is traced as you type."));
   draw_->setToolTip(tr("Replace the probe with a fresh example from the task"));
   message_->setStyleSheet(QStringLiteral("color: #c0392b;"));
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
+  auto* rows = new QVBoxLayout(this);
+  rows->setContentsMargins(0, 0, 0, 0);
+  auto* layout = new QHBoxLayout;
   layout->addWidget(new QLabel(tr("Probe"), this));
   layout->addWidget(field_, 3);
   layout->addWidget(draw_);
   layout->addWidget(message_, 2);
+  rows->addLayout(layout);
+  rows->addWidget(strip_);
+  strip_->hide();
 
   connect(field_, &QLineEdit::textEdited, this, [this](const QString& text) { submit(text); });
   connect(field_, &QLineEdit::editingFinished, this, [this] {
@@ -82,6 +87,7 @@ QString ProbeEditor::submit(const QString& text) {
     return message();
   }
   showMessage({});
+  showTokens(*snapshot, tokens);
   emit probeEdited(tokens);
   return {};
 }
@@ -98,12 +104,20 @@ void ProbeEditor::followTrace() {
     edited_ = false;
     return;
   }
-  const bool words = snapshot->vocabulary->level() == Vocabulary::Level::Word;
-  field_->setPlaceholderText(words ? tr("tokens of the task's vocabulary, separated by spaces")
-                                   : tr("characters of the corpus"));
+  const Vocabulary::Level level = snapshot->vocabulary->level();
+  field_->setPlaceholderText(level == Vocabulary::Level::Word        ? tr("tokens of the task's vocabulary, separated by spaces")
+                             : level == Vocabulary::Level::Subword ? tr("any text: it is split into the model's subword tokens")
+                                                                   : tr("characters of the corpus"));
   if (edited_) return;  // never overwrite what the user is typing
+  showTokens(*snapshot, snapshot->trace.tokens);
   const QString traced = QString::fromStdString(snapshot->vocabulary->decode(snapshot->trace.tokens));
   if (traced != field_->text()) field_->setText(traced);
+}
+
+void ProbeEditor::showTokens(const TraceSnapshot& snapshot, const std::vector<int>& tokens) {
+  const bool subword = snapshot.vocabulary->level() == Vocabulary::Level::Subword;
+  strip_->setVisible(subword);
+  if (subword) strip_->setTokens(snapshot.vocabulary, tokens);
 }
 
 }  // namespace attnlab

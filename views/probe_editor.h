@@ -1,7 +1,8 @@
 #pragma once
 // The probe input every attention view shows: editable text, tokenised with the run's
 // vocabulary (from the latest trace) as the user types, or a fresh example drawn from the task.
-// Text the vocabulary cannot encode gets an inline message and is not sent.
+// Text the vocabulary cannot encode gets an inline message and is not sent. With a subword
+// vocabulary the tokens are shown under the field (TokenStrip), their ids on hover.
 #include <QWidget>
 #include <vector>
 
@@ -12,6 +13,8 @@ class QPushButton;
 namespace attnlab {
 
 class AttentionMapModel;
+class TokenStrip;
+struct TraceSnapshot;
 
 QString shortenLongWords(const QString& text);  // each word longer than ProbeEditor::kMaxQuotedChars elided
 
@@ -21,6 +24,7 @@ class ProbeEditor : public QWidget {
   explicit ProbeEditor(const AttentionMapModel* model, QWidget* parent = nullptr);
 
   QLineEdit* field() const { return field_; }
+  const TokenStrip* tokenStrip() const { return strip_; }
   QString message() const;  // what the editor says; a word longer than kMaxQuotedChars is elided
   static constexpr int kMaxQuotedChars = 40;
   // Tokenises `text` as if typed; returns the message shown ("" when it was sent).
@@ -33,11 +37,13 @@ class ProbeEditor : public QWidget {
  private:
   void followTrace();
   void showMessage(const QString& text);
+  void showTokens(const TraceSnapshot& snapshot, const std::vector<int>& tokens);
 
   const AttentionMapModel* model_;
   QLineEdit* field_;
   QPushButton* draw_;
   QLabel* message_;
+  TokenStrip* strip_;
   bool edited_ = false;  // the field holds the user's text, not the traced probe
 };
 

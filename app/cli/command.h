@@ -30,6 +30,7 @@ Command analyzeCommand();
 Command studyCommand();
 Command modelsCommand();
 Command exportHfCommand();
+Command tokenizeCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);

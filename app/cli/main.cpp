@@ -13,7 +13,7 @@ namespace {
 
 std::vector<Command> allCommands() {
   return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(),
-          analyzeCommand(), studyCommand(), modelsCommand(), exportHfCommand()};
+          analyzeCommand(), studyCommand(), modelsCommand(), exportHfCommand(), tokenizeCommand()};
 }
 
 const Command* findCommand(const std::vector<Command>& commands, const std::string& name) {

@@ -1,6 +1,7 @@
 // text: a character-level model of the user's UTF-8 file (TaskConfig::text_path). The file's
 // first 90% of characters trains and the last 10% validates; sequences are random windows of
-// one part. The vocabulary is every character of the file, in code point order.
+// one part. The vocabulary is every character of the file, in code point order, or with
+// bpe_vocab = N a byte-level BPE of N tokens learned from the whole file (tokenizer/bpe_trainer.h).
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "data/task_support.h"
 #include "data/utf8.h"
+#include "tokenizer/bpe_trainer.h"
 
 namespace attnlab {
 namespace {
@@ -18,10 +20,15 @@ namespace {
 constexpr long kMinCharacters = 100;            // so that the held-out 10% holds a few sequences' worth
 constexpr uintmax_t kMaxBytes = 64ull << 20;  // ids take 4 bytes per character in memory
 
+const SettingSpec kBpeVocab{"bpe_vocab", 0, 0, 65536, true,
+                            "0: one token per character; N > 256: a byte-level BPE of N tokens learned from the file"};
+
 class TextTask : public Task {
  public:
+  std::vector<SettingSpec> settingSpecs() const override { return {kBpeVocab}; }
+
   std::string configure(const TaskConfig& config) override {
-    std::string error = checkTaskSettings(config.settings, {}, "text");
+    std::string error = checkTaskSettings(config.settings, settingSpecs(), "text");
     if (!error.empty()) return error;
     std::string bytes;
     error = readFile(config.text_path, bytes);
@@ -43,8 +50,12 @@ class TextTask : public Task {
     if (count < kMinCharacters)
       return "task text: " + quoted + " is too short (" + std::to_string(count) + " characters); it needs at least " +
              std::to_string(kMinCharacters) + " so that its last 10% can validate";
-    vocabulary_ =
-        Vocabulary(std::vector<std::string>(characters.begin(), characters.end()), Vocabulary::Level::Character);
+    if (const int bpeVocab = static_cast<int>(settingOr(config.settings, kBpeVocab)); bpeVocab > 0)
+      error = learnSubwordVocabulary(bytes, bpeVocab, vocabulary_);
+    else
+      vocabulary_ =
+          Vocabulary(std::vector<std::string>(characters.begin(), characters.end()), Vocabulary::Level::Character);
+    if (!error.empty()) return "task text: bpe_vocab: " + error;
     std::vector<int> ids;
     if (!vocabulary_.encode(bytes, ids, error)) return "task text: " + error;
     const auto trainCount = static_cast<long>(ids.size()) * 9 / 10;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "data/utf8.h"
+#include "tokenizer/tokenizer.h"
 
 namespace attnlab {
 
@@ -33,6 +34,15 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, Level level) : tokens_(s
   }
 }
 
+// Display forms can coincide (a real "␣" and a leading space); the first id keeps the name.
+Vocabulary::Vocabulary(std::shared_ptr<const Tokenizer> tokenizer) : tokenizer_(std::move(tokenizer)), level_(Level::Subword) {
+  tokens_.reserve(tokenizer_->vocabSize());
+  for (int id = 0; id < tokenizer_->vocabSize(); ++id) {
+    tokens_.push_back(tokenizer_->displayToken(id));
+    index_.emplace(tokens_.back(), id);
+  }
+}
+
 int Vocabulary::id(const std::string& token) const {
   auto it = index_.find(token);
   return it == index_.end() ? -1 : it->second;
@@ -40,6 +50,10 @@ int Vocabulary::id(const std::string& token) const {
 
 bool Vocabulary::encode(const std::string& text, std::vector<int>& ids, std::string& error) const {
   ids.clear();
+  if (tokenizer_) {
+    error = tokenizer_->encode(text, ids);
+    return error.empty();
+  }
   if (level_ == Level::Word) {
     size_t pos = 0;
     while (true) {
@@ -78,6 +92,8 @@ bool Vocabulary::encode(const std::string& text, std::vector<int>& ids, std::str
 // Ids outside the vocabulary decode as "<?>" so that a display never throws.
 std::string Vocabulary::decode(const std::vector<int>& ids) const {
   std::string out;
+  if (tokenizer_ && tokenizer_->decode(ids, out).empty()) return out;
+  out.clear();  // an id outside the tokenizer's vocabulary: shown token by token below
   for (size_t i = 0; i < ids.size(); ++i) {
     if (level_ == Level::Word && i > 0) out += ' ';
     out += ids[i] >= 0 && ids[i] < size() ? tokens_[ids[i]] : std::string("<?>");

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "io/checkpoint_tokenizer.h"
 #include "io/config_json.h"
 #include "io/files.h"
 
@@ -42,6 +43,7 @@ std::string writeFolder(const fs::path& folder, const Trainer& trainer) {
   if (std::string why = writeSafetensors((folder / kWeightsFile).string(), trainer.model().params()); !why.empty())
     return why;
   if (std::string why = writeHistoryCsv((folder / kHistoryFile).string(), trainer.history()); !why.empty()) return why;
+  if (std::string why = writeCheckpointTokenizer(folder.string(), trainer); !why.empty()) return why;
   return syncFolder(folder.string());
 }
 
@@ -113,6 +115,10 @@ std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
     out.trainer = std::make_unique<Trainer>(config, std::move(model), std::move(history));
   } catch (const std::exception& e) {
     return configPath + ": cannot restore the experiment (" + e.what() + ")";
+  }
+  if (std::string why = checkCheckpointTokenizer(folder.string(), *out.trainer); !why.empty()) {
+    out.trainer.reset();
+    return why;
   }
   out.config = std::move(config);
   return {};
