@@ -187,6 +187,25 @@ class ComparisonTest : public QObject {
     QCOMPARE(smallSelection.query(), -1);
   }
 
+  void aQueryPastAShorterProbeIsClearedThere() {
+    AttentionMapModel longer, shorter;
+    HeadSelection longRun(&longer), shortRun(&shorter);
+    SelectionLink link;
+    link.add(&longRun);
+    link.add(&shortRun);
+    longer.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
+    auto twoTokens = knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 1, 1, {4, 9});
+    HeadTrace& head = twoTokens->trace.layers[0].heads[0];
+    head.weights = head.weights.topLeftCorner(2, 2).eval();
+    head.scores = head.scores.topLeftCorner(2, 2).eval();
+    shorter.setTrace(twoTokens);
+    shortRun.selectQuery(1);
+    QCOMPARE(longRun.query(), 1);
+    longRun.selectQuery(2);  // past the two-token probe: not an older, different query there
+    QCOMPARE(shortRun.query(), -1);
+    QCOMPARE(longRun.query(), 2);
+  }
+
   void metricsTableHasARowPerMetricAndAColumnPerRun() {
     const ExperimentConfig softmax = tiny("softmax", 10), sigmoid = tiny("sigmoid", 10);
     ComparisonMetricsModel metrics;
