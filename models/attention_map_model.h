@@ -13,7 +13,8 @@ namespace attnlab {
 class AttentionMapModel;
 
 // One head's map, [size x size], rows are queries and columns keys; a map of a head that does not
-// exist has size 0. A small value: take a fresh one after the model changes.
+// exist has size 0. A small value: take a fresh one after the model changes. weight, score and
+// isMasked read the trace unchecked: call them for 0 <= query, key < size() only.
 class HeadMap {
  public:
   HeadMap(const AttentionMapModel* model, int layer, int head);

@@ -51,12 +51,14 @@ void SelectionLink::apply(HeadSelection* run) {
   applying_ = false;
 }
 
-// A query chosen in one run is chosen in the others (where their probe is long enough).
+// A query chosen in one run is chosen in the others; one whose probe is too short for it clears
+// its own instead of keeping an older, different query.
 void SelectionLink::shareQuery(const HeadSelection* from) {
   if (applying_) return;
   applying_ = true;
+  const int query = from->query();
   for (Linked& linked : maps_)
-    if (linked.selection != from) linked.selection->selectQuery(from->query());
+    if (linked.selection != from) linked.selection->selectQuery(query < linked.selection->shown().size() ? query : -1);
   applying_ = false;
 }
 

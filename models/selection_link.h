@@ -1,7 +1,7 @@
 #pragma once
 // One layer/head selection shared by several runs' HeadSelections (the comparison's runs): a
 // selection made in any of them (a click in its model view, say) is made in all, and so is a
-// chosen query. A run that lacks
+// chosen query (cleared in a run whose probe is too short for it). A run that lacks
 // the selected head shows the nearest one it has (clamped) and says so through note(); its
 // fallback never moves the others. A run whose map appears or changes shape takes the shared
 // selection again.

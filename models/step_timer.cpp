@@ -10,11 +10,6 @@ void StepTimer::add(double seconds) {
   next_ = (next_ + 1) % kWindow;
 }
 
-void StepTimer::clear() {
-  next_ = count_ = 0;
-  sum_ = 0;
-}
-
 double StepTimer::secondsPerStep() const { return count_ == 0 ? 0 : sum_ / static_cast<double>(count_); }
 
 }  // namespace attnlab

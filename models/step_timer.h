@@ -13,8 +13,6 @@ class StepTimer {
   static constexpr size_t kWindow = 64;
 
   void add(double seconds);
-  void clear();
-  bool empty() const { return count_ == 0; }
   double secondsPerStep() const;  // mean of the window; 0 when empty
   double secondsLeft(int stepsLeft) const { return stepsLeft * secondsPerStep(); }
 

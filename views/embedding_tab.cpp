@@ -15,6 +15,17 @@
 
 namespace attnlab {
 
+namespace {
+
+// The index of the embedding's query at probe `position`, -1 when it has none there.
+int queryIndexAt(const QkEmbeddingModel& model, int position) {
+  for (int i = 0; position >= 0 && i < model.count(QkEmbeddingModel::Kind::Query); ++i)
+    if (model.token(QkEmbeddingModel::Kind::Query, i).position == position) return i;
+  return -1;
+}
+
+}  // namespace
+
 EmbeddingTab::EmbeddingTab(const ViewContext& context, QWidget* parent)
     : QWidget(parent),
       model_(new QkEmbeddingModel(this)),
@@ -30,11 +41,19 @@ EmbeddingTab::EmbeddingTab(const ViewContext& context, QWidget* parent)
   layout->addWidget(notice_, 1);
   layout->addWidget(error_);
   connect(model_, &QkEmbeddingModel::dataChanged, error_, &QLabel::hide);
-  // The query picked here is the run's query, and one picked in another view is picked here.
+  // The query picked here is the run's query, and one picked in another view is picked here. They
+  // meet by probe position, and an embedding still computing an older probe (which lacks the
+  // run's query) does not clear it.
   HeadSelection* selection = context.selection;
-  connect(model_, &QkEmbeddingModel::selectionChanged, selection, [this, selection] { selection->selectQuery(model_->selectedQuery()); });
-  connect(selection, &HeadSelection::queryChanged, model_, [this, selection] { model_->selectQuery(selection->query()); });
-  connect(model_, &QkEmbeddingModel::dataChanged, model_, [this, selection] { model_->selectQuery(selection->query()); });
+  connect(model_, &QkEmbeddingModel::selectionChanged, selection, [this, selection] {
+    if (const int picked = model_->selectedQuery(); picked >= 0)
+      selection->selectQuery(model_->token(QkEmbeddingModel::Kind::Query, picked).position);
+    else if (queryIndexAt(*model_, selection->query()) >= 0)
+      selection->selectQuery(-1);  // cleared here, not merely missing here
+  });
+  const auto showRunsQuery = [this, selection] { model_->selectQuery(queryIndexAt(*model_, selection->query())); };
+  connect(selection, &HeadSelection::queryChanged, model_, showRunsQuery);
+  connect(model_, &QkEmbeddingModel::dataChanged, model_, showRunsQuery);
   connect(source_, &QkEmbeddingSource::failed, this, [this](const QString& message) {
     error_->setText(tr("Embedding: %1").arg(message));
     error_->show();

@@ -84,12 +84,15 @@ TrainingView::TrainingView(const ViewContext& context, QWidget* parent) : QWidge
   connect(model_, &LossHistoryModel::plannedStepsChanged, this, followPlan);
   followPlan();
   if (const AttentionMapModel* attention = context.attention) {
-    // A task without answer tokens (the toy language, a text file) has no accuracy to chart.
-    connect(attention, &AttentionMapModel::mapChanged, accuracy, [attention, accuracy] {
+    // A task without answer tokens (the toy language, a text file) has no accuracy to chart. Also
+    // read at once: a comparison pane makes this view anew over a run that is already traced.
+    const auto followTask = [attention, accuracy] {
       const TraceSnapshot* s = attention->snapshot();
       const bool noAnswers = s && s->model && s->model->run && !s->model->run->hasAnswers;
       accuracy->setNote(noAnswers ? tr("no answer tokens in this task: it has no accuracy, only loss") : QString());
-    });
+    };
+    connect(attention, &AttentionMapModel::mapChanged, accuracy, followTask);
+    followTask();
   }
 }
 

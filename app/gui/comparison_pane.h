@@ -36,7 +36,6 @@ class ComparisonPane : public QFrame {
   LossHistoryModel* history() const { return history_; }
   AttentionMapModel* attention() const { return attention_; }
   HeadSelection* selection() const { return selection_; }
-  QWidget* view() const { return view_.widget; }
   const ViewInstance& viewInstance() const { return view_; }
   const ProgressSnapshot& progress() const { return progress_; }
   int tracedStep() const { return tracedStep_; }

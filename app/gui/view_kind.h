@@ -1,7 +1,8 @@
 #pragma once
 // The views as a family: one row per kind of view (view_kinds.cpp). The main window's tabs and
-// View menu, the comparison window's Show picker, --view, --export and the user guide's list are
-// all read from this table, so a new view is its own files plus one row there.
+// View menu, the comparison window's Show picker, --view and --export are all read from this
+// table, and test_view_kinds requires the user guide's section each row names, so a new view is
+// its own files plus one row there (and its section in the guide).
 #include <QString>
 #include <QStringList>
 #include <functional>

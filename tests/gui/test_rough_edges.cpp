@@ -19,12 +19,14 @@
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "comparison_window.h"
+#include "embedding_tab.h"
 #include "experiment_panel.h"
 #include "head_selection.h"
 #include "loss_history_model.h"
 #include "main_window.h"
 #include "metric_chart_view.h"
 #include "probe_editor.h"
+#include "qk_embedding_model.h"
 #include "shared_colour_scale.h"
 #include "step_timer.h"
 #include "tiny_experiment.h"
@@ -164,6 +166,9 @@ class RoughEdgesTest : public QObject {
     trace->model = model;
     attention.setTrace(trace);
     QVERIFY2(accuracy->note().contains(QStringLiteral("no answer tokens in this task")), qPrintable(accuracy->note()));
+    // A view made over a run already traced (a comparison pane switching to Training) says so too.
+    TrainingView later(ViewContext{.attention = &attention, .selection = &selection, .history = &history});
+    QVERIFY(later.charts().at(1)->note().contains(QStringLiteral("no answer tokens in this task")));
     run->hasAnswers = true;
     attention.setTrace(threeTokens(1));
     QCOMPARE(accuracy->note(), QString());
@@ -204,6 +209,39 @@ class RoughEdgesTest : public QObject {
     QVERIFY2(!text.contains(QStringLiteral("<image")), "the heatmap is embedded as a bitmap");
     QVERIFY2(text.count(QStringLiteral("<rect")) + text.count(QStringLiteral("<path")) >= 9, "fewer shapes than cells");
     QVERIFY(text.contains(QStringLiteral("<text")) && text.contains(QStringLiteral("cat")));  // labels are text
+  }
+
+  void aClickedHeatmapRowIsTheRunsQuery() {
+    AttentionMapModel model;
+    HeadSelection selection(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &selection});
+    view.resize(500, 420);
+    model.setTrace(threeTokens(1));
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.cellRect(1, 0).center());
+    QCOMPARE(selection.query(), 1);
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.cellRect(1, 2).center());
+    QCOMPARE(selection.query(), -1);  // a second click on the row clears it
+  }
+
+  // The embedding's queries are named by probe position (here it embeds positions 1 and 2 only, as
+  // an embedding of an older, shorter probe would), and the run's query survives one it lacks.
+  void theEmbeddingAndTheRunShareTheQueryByPosition() {
+    AttentionMapModel model;
+    HeadSelection selection(&model);
+    EmbeddingTab tab(ViewContext{.attention = &model, .selection = &selection});
+    model.setTrace(threeTokens(1));
+    auto data = std::make_shared<QkEmbeddingData>();
+    for (int p = 0; p < 3; ++p) data->keys.push_back({QVector3D(p, 0, 0), 0, p, "k", ""});
+    for (int p = 1; p < 3; ++p) data->queries.push_back({QVector3D(p, 1, 0), 0, p, "q", ""});
+    data->attention = {{{0, 0.5f}, {1, 0.5f}}, {{1, 0.25f}, {2, 0.75f}}};
+    tab.model()->setData(data);
+    selection.selectQuery(2);
+    QCOMPARE(tab.model()->selectedQuery(), 1);  // the embedding's second query is position 2
+    tab.model()->selectQuery(0);
+    QCOMPARE(selection.query(), 1);
+    selection.selectQuery(0);  // a position this embedding lacks
+    QCOMPARE(tab.model()->selectedQuery(), -1);
+    QCOMPARE(selection.query(), 0);  // kept, not cleared by the embedding
   }
 
   void theComparisonSharesOneColourScaleByDefault() {
