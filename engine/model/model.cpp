@@ -124,19 +124,26 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     const BlockParams& bp = p.blocks[l];
     BlockActs& a = ws.blocks[l];
     a.x = x;
+    hookRows(ws.hooks, HookSite::resid_pre, l, a.x, B, T);
     ops::layerNormForward(a.x, bp.ln1_w->value, bp.ln1_b->value, a.ln1, a.ln1_mean, a.ln1_rstd);
     a.attn.tokens = ws.tokens.data();  // for rotations indexed by token id
+    a.attn.hooks = ws.hooks;
     aux += bp.attn->forward(a.ln1, a.x, ws.positions.data(), B, T, a.attn, a.attn_out);
+    hookRows(ws.hooks, HookSite::attn_out, l, a.attn_out, B, T);
     a.x_mid = a.x + a.attn_out;
     if (bp.fc_w) {
+      hookRows(ws.hooks, HookSite::resid_mid, l, a.x_mid, B, T);
       ops::layerNormForward(a.x_mid, bp.ln2_w->value, bp.ln2_b->value, a.ln2, a.ln2_mean, a.ln2_rstd);
       ops::linearForward(a.ln2, bp.fc_w->value, &bp.fc_b->value, a.fc);
       ops::geluForward(a.fc, a.act);
+      hookRows(ws.hooks, HookSite::mlp_hidden, l, a.act, B, T);
       ops::linearForward(a.act, bp.proj_w->value, &bp.proj_b->value, a.mlp_out);
+      hookRows(ws.hooks, HookSite::mlp_out, l, a.mlp_out, B, T);
       x = a.x_mid + a.mlp_out;
     } else {
       x = a.x_mid;
     }
+    hookRows(ws.hooks, HookSite::resid_post, l, x, B, T);
     if (trace) {
       bp.attn->capture(a.attn, trace->layers[l]);
       trace->layers[l].residual_norm.resize(T);
@@ -145,6 +152,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
   }
   ws.x_final = std::move(x);
   ops::layerNormForward(ws.x_final, p.lnf_w->value, p.lnf_b->value, ws.ln_f, ws.lnf_mean, ws.lnf_rstd);
+  hookRows(ws.hooks, HookSite::ln_f_out, -1, ws.ln_f, B, T);
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
   const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
   ws.cross_entropy = loss;
@@ -154,6 +162,14 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     trace->logits = ws.logits.topRows(T);
   }
   return loss + aux;
+}
+
+void Model::unembed(const Mat& residual, Mat& logits) const {
+  const Parts& p = *parts_;
+  Mat normed;
+  Vec mean, rstd;
+  ops::layerNormForward(residual, p.lnf_w->value, p.lnf_b->value, normed, mean, rstd);
+  ops::linearForward(normed, p.head ? p.head->value : p.tok_emb->value, nullptr, logits);
 }
 
 void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Mat& logits) const {
@@ -212,6 +228,7 @@ void Model::backward(Workspace& ws) {
     bp.attn->backward(a.ln1, a.x, dx, ws.positions.data(), B, T, a.attn, dLn, dx);
     ops::layerNormBackward(dLn, a.x, bp.ln1_w->value, a.ln1_mean, a.ln1_rstd, dx, bp.ln1_w->grad, bp.ln1_b->grad);
   }
+  if (ws.keep_embedding_grad) ws.d_embeddings = dx;
   if (p.positional->absolute()) p.positional->embeddingsBackward(dx, ws.positions.data(), B, T, params_);
   for (int i = 0; i < B * T; ++i) p.tok_emb->grad.row(ws.tokens[i]) += dx.row(i);  // from x = E[token]
 }
