@@ -4,6 +4,7 @@
 #include <QObject>
 
 #include "attention_heatmap_view.h"
+#include "circuits_tab.h"
 #include "embedding_tab.h"
 #include "head_table_view.h"
 #include "head_view.h"
@@ -42,6 +43,10 @@ const std::vector<ComparisonViewKind>& comparisonViewKinds() {
       {QStringLiteral("kv"), QObject::tr("KV cache"), standardViewFactory<KvCacheView>()},
       {QStringLiteral("spectra"), QObject::tr("Spectra"), standardViewFactory<SpectraTab>()},
       {QStringLiteral("embedding"), QObject::tr("Embedding 3D"), standardViewFactory<EmbeddingTab>()},
+      {QStringLiteral("circuits"), QObject::tr("Circuits"),
+       [](AttentionMapModel* attention, TrainingSession*, LossHistoryModel*, QWidget* parent) -> QWidget* {
+         return new CircuitsTab(attention, parent);
+       }},
   };
   return kinds;
 }

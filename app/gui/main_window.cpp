@@ -25,6 +25,7 @@
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "comparison_window.h"
+#include "circuits_tab.h"
 #include "embedding_tab.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
@@ -220,6 +221,7 @@ void MainWindow::buildCentralArea() {
   kvCacheView_ = new KvCacheView(attention_, session_, this);
   spectraTab_ = new SpectraTab(attention_, session_, this);
   embeddingTab_ = new EmbeddingTab(attention_, session_, this);
+  circuitsTab_ = new CircuitsTab(attention_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -235,6 +237,7 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(kvCacheView_, tr("KV cache"));
   tabs_->addTab(spectraTab_, tr("Spectra"));
   tabs_->addTab(embeddingTab_, tr("Embedding 3D"));
+  tabs_->addTab(circuitsTab_, tr("Circuits"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
@@ -243,6 +246,7 @@ void MainWindow::buildCentralArea() {
   tabs_->setTabToolTip(5, tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"));
   tabs_->setTabToolTip(6, tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"));
   tabs_->setTabToolTip(7, tr("The selected head's queries and keys on the probe, jointly in 3D"));
+  tabs_->setTabToolTip(8, tr("Activation patching of a clean / corrupted prompt pair, logit lens and direct logit attribution"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -263,7 +267,8 @@ void MainWindow::buildCentralArea() {
 
 QStringList MainWindow::viewNames() {
   return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
-          QStringLiteral("diagnostics"), QStringLiteral("kv"), QStringLiteral("spectra"), QStringLiteral("embedding")};
+          QStringLiteral("diagnostics"), QStringLiteral("kv"), QStringLiteral("spectra"), QStringLiteral("embedding"),
+          QStringLiteral("circuits")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -280,6 +285,7 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Kv: return *kvCacheView_;
     case View::Spectra: return *spectraTab_;
     case View::Embedding: return *embeddingTab_;
+    case View::Circuits: return *circuitsTab_;
   }
   return *trainingView_;
 }
@@ -293,7 +299,7 @@ void MainWindow::buildViewMenus() {
   viewMenu->addSeparator();
   const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
                               tr("Head &table (diagnostics, ablation)"), tr("&KV cache"), tr("&Spectra of W_q^T W_k"),
-                              tr("Query-key &embedding (3D)")};
+                              tr("Query-key &embedding (3D)"), tr("&Circuits (patching, lens, attribution)")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
@@ -593,6 +599,7 @@ void MainWindow::settleView(View view) {
   if (view == View::Diagnostics) headTableView_->settle();
   if (view == View::Spectra) spectraTab_->waitForResults();
   if (view == View::Embedding) embeddingTab_->waitForResults();
+  if (view == View::Circuits) circuitsTab_->settle();
   QApplication::processEvents();
 }
 

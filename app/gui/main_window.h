@@ -24,6 +24,7 @@ class AttentionMapModel;
 class ExperimentFiles;
 class ExperimentPanel;
 class EmbeddingTab;
+class CircuitsTab;
 class ExportableView;
 class HeadTableView;
 class HeadView;
@@ -50,7 +51,7 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv, Spectra, Embedding };
+  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv, Spectra, Embedding, Circuits };
   // "training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding"
   static QStringList viewNames();
   void showView(View view);
@@ -67,6 +68,7 @@ class MainWindow : public QMainWindow {
   KvCacheView* kvCacheView() const { return kvCacheView_; }
   SpectraTab* spectraTab() const { return spectraTab_; }
   EmbeddingTab* embeddingTab() const { return embeddingTab_; }
+  CircuitsTab* circuitsTab() const { return circuitsTab_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
 
@@ -143,6 +145,7 @@ class MainWindow : public QMainWindow {
   KvCacheView* kvCacheView_ = nullptr;
   SpectraTab* spectraTab_ = nullptr;
   EmbeddingTab* embeddingTab_ = nullptr;
+  CircuitsTab* circuitsTab_ = nullptr;
 
   struct Capture {
     int step = 0;  // 0: no capture requested
