@@ -72,6 +72,7 @@ CircuitsTab::CircuitsTab(AttentionMapModel* attention, QWidget* parent)
   auto* swap = new QPushButton(tr("Corrupt: swap token at"), this);
   swap->setToolTip(tr("Copy the clean prompt with the token at this position replaced by another"));
   site_->addItems(kSites);
+  for (QComboBox* box : {answer_, wrong_}) box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   site_->setToolTip(tr("resid: the stream entering each block (last row: the final residual); head_out, pattern, values: per head"));
   cancel_->setEnabled(false);
   progress_->setTextVisible(true);
@@ -108,6 +109,7 @@ CircuitsTab::CircuitsTab(AttentionMapModel* attention, QWidget* parent)
   results->addWidget(right);
   results->setStretchFactor(0, 3);
   results->setStretchFactor(1, 2);
+  right->setSizes({250, 450});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addLayout(pair);
@@ -126,6 +128,7 @@ CircuitsTab::CircuitsTab(AttentionMapModel* attention, QWidget* parent)
     if (!busy) updateCheck(false);  // keeps the sweep's outcome (or failure) in the status line
   });
   connect(model_, &CircuitsModel::progress, this, [this](int done, int total) {
+    if (!model_->busy()) return;  // a late report of a sweep already shown
     progress_->setMaximum(total);
     progress_->setValue(done);
   });
@@ -225,9 +228,12 @@ void CircuitsTab::settle() {
   if (!model_->result() && !model_->busy()) {
     std::vector<int> clean;
     std::string why;
-    if (vocabulary_ && vocabulary_->encode(clean_->text().toStdString(), clean, why) && clean.size() > 1) {
-      if (corrupt_->text().isEmpty()) {
-        swapPosition_->setValue(static_cast<int>(clean.size()) / 2 - 1);
+    if (vocabulary_ && vocabulary_->encode(clean_->text().toStdString(), clean, why) && clean.size() > 3) {
+      if (corrupt_->text().isEmpty()) {  // the first 3/4 of the probe; swap where a repeat of half its length would copy from
+        const int T = static_cast<int>(clean.size()), cut = 3 * T / 4;
+        clean.resize(cut);
+        clean_->setText(joinTokens(*vocabulary_, clean));
+        swapPosition_->setValue(std::max(0, cut - (T + 1) / 2));
         swapToken();
       }
       site_->setCurrentText(QStringLiteral("head_out"));
@@ -253,6 +259,7 @@ void CircuitsTab::showResults() {
   else
     for (int h = 0; h < headCount; ++h)
       for (int t = 0; t < (q.perPosition ? T : 1); ++t) labels << (q.perPosition ? QStringLiteral("H%1 %2").arg(h).arg(token(t)) : QStringLiteral("H%1").arg(h));
+  progress_->setValue(progress_->maximum());
   map_->setEffects(r->patching.rows, q.site == PatchSite::resid ? r->layers + 1 : r->layers, labels, q.perPosition ? T : 0);
   status_->setText(tr("Logit difference '%1' - '%2': clean %3, corrupted %4. %5 patches.")
                        .arg(QString::fromStdString(vocabulary_->token(r->patching.answer)),
@@ -290,8 +297,11 @@ void CircuitsTab::showLens() {
 
 void CircuitsTab::showDla() {
   const CircuitsResult& r = *model_->result();
+  // The 12 largest terms, largest at the top (a horizontal bar series draws its first bar lowest).
   std::vector<DlaTerm> terms = r.dla.terms;
-  std::stable_sort(terms.begin(), terms.end(), [](const DlaTerm& a, const DlaTerm& b) { return std::abs(a.value) < std::abs(b.value); });
+  std::stable_sort(terms.begin(), terms.end(), [](const DlaTerm& a, const DlaTerm& b) { return std::abs(a.value) > std::abs(b.value); });
+  if (terms.size() > 12) terms.resize(12);
+  std::reverse(terms.begin(), terms.end());
   auto* set = new QBarSet(tr("direct effect on the logit"));
   QStringList names;
   for (const DlaTerm& t : terms) {

@@ -118,7 +118,7 @@ Command interpretCommand() {
            {"corrupt-ids", "LIST", "patch: the corrupted prompt as token ids"},
            {"answer", "TOKEN", "patch: the right answer (default: the clean run's top prediction at the last position)"},
            {"answer-id", "N", "patch: the right answer as a token id"},
-           {"wrong", "TOKEN", "patch: the wrong answer (default: the corrupted run's top prediction)"},
+           {"wrong", "TOKEN", "patch: the wrong answer (default: the corrupted run's top prediction other than the answer)"},
            {"wrong-id", "N", "patch: the wrong answer as a token id"},
            {"site", "SITE", "patch: resid (default), attn_out, mlp_out, head_out, pattern or values"},
            {"per-position", "", "patch, head sites: one patch per head and position instead of per head"},

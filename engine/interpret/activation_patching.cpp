@@ -19,10 +19,12 @@ constexpr std::array<std::pair<const char*, PatchSite>, 6> kSites = {{{"resid", 
                                                                        {"pattern", PatchSite::pattern},
                                                                        {"values", PatchSite::values}}};
 
-int lastTop(const Mat& logits) {
-  Eigen::Index best;
-  logits.row(logits.rows() - 1).maxCoeff(&best);
-  return static_cast<int>(best);
+// The most probable token at the last position other than `except`.
+int lastTop(const Mat& logits, int except = -1) {
+  int best = -1;
+  for (int v = 0; v < logits.cols(); ++v)
+    if (v != except && (best < 0 || logits(logits.rows() - 1, v) > logits(logits.rows() - 1, best))) best = v;
+  return best;
 }
 
 // The patches of a sweep, each with the row it fills.
@@ -95,7 +97,7 @@ PatchingResult activationPatching(const Model& model, const PatchingRequest& r, 
 
   PatchingResult result;
   result.answer = r.answer >= 0 ? r.answer : lastTop(cleanLogits);
-  result.wrong = r.wrong >= 0 ? r.wrong : lastTop(corruptLogits);
+  result.wrong = r.wrong >= 0 ? r.wrong : lastTop(corruptLogits, result.answer);
   for (int id : {result.answer, result.wrong})
     if (id >= c.vocab) throw std::invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary");
   if (result.answer == result.wrong)

@@ -22,7 +22,7 @@ struct PatchingRequest {
   std::vector<int> clean, corrupt;
   std::vector<int> source;  // the run patched from; empty: the clean one (tests patch from others)
   int answer = -1;          // -1: the clean run's top prediction at the last position
-  int wrong = -1;           // -1: the corrupted run's top prediction there
+  int wrong = -1;           // -1: the corrupted run's top prediction there other than the answer
   PatchSite site = PatchSite::resid;
   bool perPosition = false;  // head sites: one patch per head x position instead of per head
 };
