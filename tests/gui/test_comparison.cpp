@@ -241,7 +241,7 @@ class ComparisonTest : public QObject {
   void viewKindsListTheStandardViews() {
     // The main window's view names, in an order that puts the attention map first.
     QCOMPARE(comparisonViewKindIds(),
-             (QStringList{"attention", "training", "model", "heads", "diagnostics", "kv", "spectra", "embedding"}));
+             (QStringList{"attention", "training", "model", "heads", "diagnostics", "kv", "spectra", "embedding", "circuits"}));
     QCOMPARE(comparisonViewKindIndex("model"), 2);
     QCOMPARE(comparisonViewKindIndex("nope"), -1);
   }
