@@ -31,6 +31,8 @@ Command studyCommand();
 Command modelsCommand();
 Command exportHfCommand();
 Command tokenizeCommand();
+Command hooksCommand();
+Command interpretCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);

@@ -13,7 +13,8 @@ namespace {
 
 std::vector<Command> allCommands() {
   return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(),
-          analyzeCommand(), studyCommand(), modelsCommand(), exportHfCommand(), tokenizeCommand()};
+          analyzeCommand(), studyCommand(), modelsCommand(), exportHfCommand(), tokenizeCommand(),
+          hooksCommand(), interpretCommand()};
 }
 
 const Command* findCommand(const std::vector<Command>& commands, const std::string& name) {

@@ -1,6 +1,7 @@
 #include <QObject>
 
 #include "attention_heatmap_view.h"
+#include "circuits_tab.h"
 #include "embedding_tab.h"
 #include "head_table_view.h"
 #include "head_view.h"
@@ -35,6 +36,9 @@ const std::vector<ViewKind>& viewKinds() {
       {QStringLiteral("embedding"), QObject::tr("Embedding 3D"), QObject::tr("Query-key &embedding (3D)"),
        QObject::tr("The selected head's queries and keys on the probe, jointly in 3D"), QStringLiteral("Embedding 3D"), true,
        viewFactory<EmbeddingTab>(&EmbeddingTab::waitForResults)},
+      {QStringLiteral("circuits"), QObject::tr("Circuits"), QObject::tr("&Circuits (patching, lens, attribution)"),
+       QObject::tr("Activation patching of a clean / corrupted prompt pair, logit lens and direct logit attribution"), QStringLiteral("Circuits"),
+       false, viewFactory<CircuitsTab>(&CircuitsTab::settle)},
   };
   return kinds;
 }

@@ -224,6 +224,9 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
   } else {
     a.angles.resize(0, 0);
   }
+  hookHeads(a.hooks, HookSite::attn_q, layer_, a.q, B, T, H_);
+  hookHeads(a.hooks, HookSite::attn_k, layer_, a.k, B, T, Hkv_);
+  hookHeads(a.hooks, HookSite::attn_v, layer_, a.v, B, T, Hkv_);
   a.bias.clear();
   if (positional_.scoreBias()) {
     a.bias.assign(static_cast<size_t>(H_) * T * T, 0.0f);
@@ -239,6 +242,7 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
                         a.key_gate.empty() ? nullptr : a.key_gate.data(), 1.0f / std::sqrt(static_cast<float>(dHead_)), precision_};
   AttentionOutputs out = {a.o.data(), a.scores.data(), a.weights.data()};
   variant_->forward(in, out);
+  if (a.hooks) hookPattern(a.hooks, layer_, variantName_, a);
   mergeHeads(a.o.data(), B, T, H_, dHead_, a.o_flat);
   // value rotation: o_i turned back by -phi_i (a.o keeps the variant's own output for its backward)
   if (rotary && positional_.rotatesValues()) rotateTokenRows(a.o_flat, a.angles, H_, dHead_, true);
@@ -247,6 +251,7 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
     a.o_before_head_gains = a.o_flat;
     for (int hd = 0; hd < H_; ++hd) a.o_flat.middleCols(hd * dHead_, dHead_) *= headGains_[hd];
   }
+  hookRows(a.hooks, HookSite::attn_head_out, layer_, a.o_flat, B, T, H_);
   project(a.o_flat, *wo_, bo_, y);
   return aux;
 }

@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "model/config.h"
 #include "model/gates.h"
+#include "model/hooks.h"
 #include "model/params.h"
 #include "model/trace.h"
 #include "positional/positional.h"
@@ -22,6 +23,7 @@ namespace attnlab {
 struct AttentionActs {
   AttentionShape shape;
   const int* tokens = nullptr;          // [B*T] token ids, set by the model (token-indexed rotations read them)
+  ForwardHooks* hooks = nullptr;        // the forward's hook points (model/hooks.h), set by the model
   Mat q_flat, k_flat, v_flat;           // [B*T, heads*d_head] projections before rotation (q_flat, v_flat unused when shared with k)
   std::vector<float> q, k, v;           // head-major, after rotation
   Mat angles;                           // [B*T, pairs] rotary angles (empty without rotation)
@@ -111,6 +113,10 @@ class AttentionLayer {
   void gateOutputsBackward(const Mat& x, const AttentionActs& a, Mat& dOFlat, Mat& dx, std::vector<float>& dPresence);
   ScorePrecision precision_ = ScorePrecision::fp32;
 };
+
+// The pattern hook point (model/attention_hooks.cpp): hands the weights to the hook and, for each
+// head whose weights the hook changed, recomputes its output as the weighted sum of its values.
+void hookPattern(ForwardHooks* hooks, int layer, const std::string& variant, AttentionActs& acts);
 
 // [B*T, heads*d] (token rows) <-> [B, heads, T, d] (head-major blocks).
 void splitHeads(const Mat& flat, int B, int T, int heads, int d, std::vector<float>& out);

@@ -60,6 +60,11 @@ void Mlp::initialise(Rng& rng, float residualStd) {
 }
 
 void Mlp::forward(const Mat& x, MlpActs& a, Mat& y) const {
+  hidden(x, a);
+  down(a, y);
+}
+
+void Mlp::hidden(const Mat& x, MlpActs& a) const {
   ops::linearForward(x, fc_w_->value, fc_b_ ? &fc_b_->value : nullptr, a.fc);
   switch (kind_) {
     case Kind::gelu: ops::geluForward(a.fc, a.act); break;
@@ -69,8 +74,9 @@ void Mlp::forward(const Mat& x, MlpActs& a, Mat& y) const {
       ops::swigluForward(a.gate, a.fc, a.act);
       break;
   }
-  ops::linearForward(a.act, proj_w_->value, proj_b_ ? &proj_b_->value : nullptr, y);
 }
+
+void Mlp::down(const MlpActs& a, Mat& y) const { ops::linearForward(a.act, proj_w_->value, proj_b_ ? &proj_b_->value : nullptr, y); }
 
 void Mlp::backward(const Mat& dy, const Mat& x, const MlpActs& a, Mat& dx) const {
   Mat dAct, dFc, dGate, dxGate;

@@ -51,7 +51,9 @@ class Mlp {
   // Creates `prefix`fc, (gate,) proj weights (and biases). Throws std::invalid_argument on an unknown kind.
   Mlp(const ModelConfig& config, const std::string& prefix, ParamStore& params);
   void initialise(Rng& rng, float residualStd);
-  void forward(const Mat& x, MlpActs& acts, Mat& y) const;
+  void forward(const Mat& x, MlpActs& acts, Mat& y) const;  // hidden() then down()
+  void hidden(const Mat& x, MlpActs& acts) const;            // acts.act = f(up(x)[, gate(x)])
+  void down(const MlpActs& acts, Mat& y) const;              // y = proj(acts.act)
   // dx (=) gradient wrt x; accumulates the parameter gradients.
   void backward(const Mat& dy, const Mat& x, const MlpActs& acts, Mat& dx) const;
 

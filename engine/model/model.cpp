@@ -120,17 +120,25 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     const BlockParams& bp = p.blocks[l];
     BlockActs& a = ws.blocks[l];
     a.x = x;
+    hookRows(ws.hooks, HookSite::resid_pre, l, a.x, B, T);
     bp.ln1.forward(a.x, a.ln1, a.ln1_stats);
     a.attn.tokens = ws.tokens.data();  // for rotations indexed by token id
+    a.attn.hooks = ws.hooks;
     aux += bp.attn->forward(a.ln1, a.x, ws.positions.data(), B, T, a.attn, a.attn_out);
+    hookRows(ws.hooks, HookSite::attn_out, l, a.attn_out, B, T);
     a.x_mid = a.x + a.attn_out;
     if (bp.hasMlp) {  // the MLP reads x_mid, or the block input itself with a parallel residual
+      hookRows(ws.hooks, HookSite::resid_mid, l, a.x_mid, B, T);
       bp.ln2.forward(c.parallel_residual ? a.x : a.x_mid, a.ln2, a.ln2_stats);
-      bp.mlp.forward(a.ln2, a.mlp, a.mlp_out);
+      bp.mlp.hidden(a.ln2, a.mlp);
+      hookRows(ws.hooks, HookSite::mlp_hidden, l, a.mlp.act, B, T);
+      bp.mlp.down(a.mlp, a.mlp_out);
+      hookRows(ws.hooks, HookSite::mlp_out, l, a.mlp_out, B, T);
       x = a.x_mid + a.mlp_out;
     } else {
       x = a.x_mid;
     }
+    hookRows(ws.hooks, HookSite::resid_post, l, x, B, T);
     if (trace) {
       bp.attn->capture(a.attn, trace->layers[l]);
       trace->layers[l].residual_norm.resize(T);
@@ -139,6 +147,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
   }
   ws.x_final = std::move(x);
   p.lnf.forward(ws.x_final, ws.ln_f, ws.lnf_stats);
+  hookRows(ws.hooks, HookSite::ln_f_out, -1, ws.ln_f, B, T);
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
   const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
   ws.cross_entropy = loss;
@@ -148,6 +157,14 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     trace->logits = ws.logits.topRows(T);
   }
   return loss + aux;
+}
+
+void Model::unembed(const Mat& residual, Mat& logits) const {
+  const Parts& p = *parts_;
+  Mat normed;
+  NormActs stats;
+  p.lnf.forward(residual, normed, stats);
+  ops::linearForward(normed, p.head ? p.head->value : p.tok_emb->value, nullptr, logits);
 }
 
 void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Mat& logits) const {
@@ -207,6 +224,7 @@ void Model::backward(Workspace& ws) {
     bp.ln1.backward(dLn, a.x, a.ln1_stats, dx);
     if (bp.hasMlp && config_.parallel_residual) dx += dParallel;
   }
+  if (ws.keep_embedding_grad) ws.d_embeddings = dx;
   if (p.positional->absolute()) p.positional->embeddingsBackward(dx, ws.positions.data(), B, T, params_);
   for (int i = 0; i < B * T; ++i) p.tok_emb->grad.row(ws.tokens[i]) += dx.row(i);  // from x = E[token]
 }

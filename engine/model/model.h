@@ -42,6 +42,10 @@ class Model {
   // Parameter names belonging to block `layer` (for per-layer gradient norms).
   bool belongsToLayer(const std::string& paramName, int layer) const;
 
+  // The final norm and output head on residual rows [N, d_model], the arithmetic forward() applies
+  // after the last block (the logit lens reads every layer's residual through it).
+  void unembed(const Mat& residual, Mat& logits) const;
+
   // Decoding one token at a time (engine/kv/decoder.h): runs `token` at absolute position `pos`
   // through embeddings, blocks and head, with `attention(layer, xNorm, h, y)` computing each block's
   // attention output y [1, d_model] from its normalised input xNorm and block input h (over a cache).

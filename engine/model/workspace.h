@@ -5,6 +5,7 @@
 #include "core/tensor.h"
 #include "model/attention_layer.h"
 #include "model/block_parts.h"
+#include "model/hooks.h"
 
 namespace attnlab {
 
@@ -30,6 +31,9 @@ struct Workspace {
   Mat logits, probs;
   int counted = 0;
   double cross_entropy = 0;  // the last forward's mean next-token loss, without auxiliary terms
+  ForwardHooks* hooks = nullptr;  // named hook points (model/hooks.h): null, the default, costs nothing
+  bool keep_embedding_grad = false;  // backward() then leaves d(loss)/d(resid_pre of block 0) here:
+  Mat d_embeddings;                  // [B*T, d_model] (gradient x input attribution reads it)
 };
 
 }  // namespace attnlab

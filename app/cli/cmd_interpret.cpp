@@ -1,0 +1,146 @@
+// interpret: the causal analyses of engine/interpret/ (patching, logit lens, direct logit
+// attribution, head composition, retrieval heads, input attribution) on a saved model.
+#include <omp.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "analysis/analysis.h"
+#include "cli_error.h"
+#include "command.h"
+#include "interpret/interpretation.h"
+#include "setup.h"
+
+namespace attnlab::cli {
+namespace {
+
+std::vector<int> idList(const std::string& flag, const std::string& text, int vocab) {
+  std::vector<int> ids;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    size_t used = 0;
+    long long id = -1;
+    try {
+      id = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size()) throw CliError("--" + flag + ": '" + item + "' is not a token id (give ids like 3,1,4)");
+    if (id < 0 || id >= vocab) throw CliError("--" + flag + ": token id " + item + " is outside the vocabulary of " + std::to_string(vocab));
+    ids.push_back(static_cast<int>(id));
+  }
+  if (ids.empty()) throw CliError("--" + flag + " holds no token id");
+  return ids;
+}
+
+// The prompt given as --<flag> TEXT or --<flag>-ids LIST (--text pairs with --ids); empty when neither.
+std::vector<int> prompt(const Args& args, const std::string& flag, const std::string& idFlag, const Trainer& trainer) {
+  if (args.has(flag) && args.has(idFlag)) throw CliError("give --" + flag + " or --" + idFlag + ", not both");
+  if (args.has(idFlag)) return idList(idFlag, args.text(idFlag), trainer.model().config().vocab);
+  if (args.has(flag)) return encodeFlag(args, flag, trainer);
+  return {};
+}
+
+// One token given as --<flag> TOKEN (its text in the vocabulary) or --<flag>-id N; -1 when neither.
+int singleToken(const Args& args, const std::string& flag, const Trainer& trainer) {
+  const std::string idFlag = flag + "-id";
+  if (args.has(flag) && args.has(idFlag)) throw CliError("give --" + flag + " or --" + idFlag + ", not both");
+  const int vocab = trainer.model().config().vocab;
+  if (args.has(idFlag)) return static_cast<int>(args.integer(idFlag, -1, 0, vocab - 1));
+  if (!args.has(flag)) return -1;
+  const int id = trainer.task().vocabulary().id(args.text(flag));
+  if (id < 0) throw CliError("--" + flag + ": '" + args.text(flag) + "' is not a token of the model's vocabulary");
+  return id;
+}
+
+InterpretRequest requestFrom(const Args& args, const std::string& kind, const Trainer& trainer) {
+  InterpretRequest r;
+  r.tokens = prompt(args, "text", "ids", trainer);
+  r.clean = prompt(args, "clean", "clean-ids", trainer);
+  r.corrupt = prompt(args, "corrupt", "corrupt-ids", trainer);
+  r.answer = singleToken(args, "answer", trainer);
+  r.wrong = singleToken(args, "wrong", trainer);
+  r.token = singleToken(args, "token", trainer);
+  r.site = args.text("site", "resid");
+  r.perPosition = args.has("per-position");
+  r.top_k = static_cast<int>(args.integer(kind == "retrieval" ? "k" : "top", kind == "retrieval" ? 2 : 5, 0, 1000));
+  r.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, std::numeric_limits<long long>::max()));
+  r.labels = trainer.task().vocabulary().tokens();
+  if (kind == "patch" && (r.clean.empty() || r.corrupt.empty())) throw CliError("patch needs --clean and --corrupt (or --clean-ids and --corrupt-ids)");
+  if ((kind == "lens" || kind == "dla" || kind == "attribution") && r.tokens.empty()) throw CliError(kind + " needs --text or --ids");
+  if (kind == "retrieval")
+    r.sequences = validationBatches(trainer, static_cast<int>(args.integer("batches", 4, 1, 1000)), r.seed);
+  return r;
+}
+
+int runInterpret(const Args& args) {
+  const std::string kind = args.text("subcommand");
+  LoadedCheckpoint loaded = openModel(args);
+  const int threads = threadsFrom(args, loaded.config.train.threads);
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+  const Trainer& trainer = *loaded.trainer;
+  const InterpretRequest request = requestFrom(args, kind, trainer);
+  const auto interpretation = InterpretationRegistry::instance().create(kind);
+  Json result;
+  try {
+    result = interpretation->run(trainer.model(), request);
+  } catch (const std::invalid_argument& error) {
+    throw CliError(kind + ": " + error.what());
+  }
+  if (args.has("json")) {
+    Json out = {{"format", "attnlab-interpret-1"}, {"kind", kind}, {"model", args.text("model")}};
+    for (auto& [key, value] : result.items()) out[key] = value;
+    std::cout << out.dump() << std::endl;
+  } else {
+    std::cout << interpretation->describe(result);
+  }
+  return 0;
+}
+
+std::vector<std::string> kinds() {
+  std::vector<std::string> out;
+  for (const auto& e : InterpretationRegistry::instance().entries()) out.push_back(e.name);
+  return out;
+}
+
+}  // namespace
+
+Command interpretCommand() {
+  return {"interpret",
+          "KIND --model DIR [inputs] [--json]",
+          "causal interpretability: activation patching, logit lens, direct logit attribution, composition, retrieval",
+          {{"subcommand", "KIND", "the analysis, given as the first argument (see Kinds below)"},
+           modelFlag(),
+           {"clean", "TEXT", "patch: the clean prompt"},
+           {"corrupt", "TEXT", "patch: the corrupted prompt, as many tokens as the clean one"},
+           {"clean-ids", "LIST", "patch: the clean prompt as token ids, e.g. 3,1,4"},
+           {"corrupt-ids", "LIST", "patch: the corrupted prompt as token ids"},
+           {"answer", "TOKEN", "patch: the right answer (default: the clean run's top prediction at the last position)"},
+           {"answer-id", "N", "patch: the right answer as a token id"},
+           {"wrong", "TOKEN", "patch: the wrong answer (default: the corrupted run's top prediction other than the answer)"},
+           {"wrong-id", "N", "patch: the wrong answer as a token id"},
+           {"site", "SITE", "patch: resid (default), attn_out, mlp_out, head_out, pattern or values"},
+           {"per-position", "", "patch, head sites: one patch per head and position instead of per head"},
+           {"text", "TEXT", "lens, dla, attribution: the prompt"},
+           {"ids", "LIST", "lens, dla, attribution: the prompt as token ids"},
+           {"token", "TOKEN", "lens, dla, attribution: the token followed (default: the model's prediction)"},
+           {"token-id", "N", "the followed token as an id"},
+           {"top", "K", "lens: tokens shown per layer and position (default 5)"},
+           {"k", "K", "retrieval: heads knocked out, and RoPE pairs zeroed (default 2; 0 changes nothing)"},
+           {"batches", "N", "retrieval: validation batches of the model's task (default 4)"},
+           {"seed", "S", "retrieval: seed of the sequences and of the random heads (default 1)"},
+           {"json", "", "print one JSON object {format, kind, model, ..., results: [rows]}"},
+           threadsFlag()},
+          [] {
+            std::string notes = "Kinds:\n";
+            for (const auto& e : InterpretationRegistry::instance().entries())
+              notes += "  " + e.name + " " + e.make()->inputs() + "\n      " + e.summary + "\n";
+            return notes + "Rows carry layer, position and head where they apply, and effect or value.\n"
+                           "Hook points the analyses use: 'attnlab-cli hooks --model DIR'.";
+          }(),
+          runInterpret,
+          kinds()};
+}
+
+}  // namespace attnlab::cli

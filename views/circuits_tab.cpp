@@ -1,0 +1,355 @@
+#include "circuits_tab.h"
+
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QContextMenuEvent>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QHorizontalBarSeries>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTextStream>
+#include <QToolTip>
+#include <QValueAxis>
+#include <algorithm>
+
+#include "attention_map_model.h"
+#include "head_selection.h"
+#include "circuits_model.h"
+#include "patching_map.h"
+
+namespace attnlab {
+namespace {
+
+const QStringList kSites = {QStringLiteral("resid"), QStringLiteral("attn_out"), QStringLiteral("mlp_out"),
+                            QStringLiteral("head_out"), QStringLiteral("pattern"), QStringLiteral("values")};
+
+QString joinTokens(const Vocabulary& vocabulary, const std::vector<int>& ids) {
+  QStringList parts;
+  for (int id : ids) parts << QString::fromStdString(vocabulary.token(id));
+  return parts.join(vocabulary.level() == Vocabulary::Level::Word ? QStringLiteral(" ") : QString());
+}
+
+// White to orange by probability.
+QColor probabilityColour(double p) {
+  const int fade = static_cast<int>(255 * (1 - std::clamp(p, 0.0, 1.0)));
+  return QColor(255, 165 + (255 - 165) * fade / 255, fade);
+}
+
+}  // namespace
+
+CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
+    : QWidget(parent),
+      attention_(context.attention),
+      selection_(context.selection),
+      model_(new CircuitsModel(this)),
+      clean_(new QLineEdit(this)),
+      corrupt_(new QLineEdit(this)),
+      swapPosition_(new QSpinBox(this)),
+      answer_(new QComboBox(this)),
+      wrong_(new QComboBox(this)),
+      site_(new QComboBox(this)),
+      perPosition_(new QCheckBox(tr("per position"), this)),
+      run_(new QPushButton(tr("Run patching"), this)),
+      cancel_(new QPushButton(tr("Cancel"), this)),
+      progress_(new QProgressBar(this)),
+      status_(new QLabel(this)),
+      map_(new PatchingMap(this)),
+      lens_(new QTableWidget(this)),
+      dla_(new QChartView(this)) {
+  clean_->setPlaceholderText(tr("clean prompt, in the task's tokens"));
+  corrupt_->setPlaceholderText(tr("corrupted prompt: as many tokens, one changed"));
+  auto* swap = new QPushButton(tr("Corrupt: swap token at"), this);
+  swap->setToolTip(tr("Copy the clean prompt with the token at this position replaced by another"));
+  site_->addItems(kSites);
+  for (QComboBox* box : {answer_, wrong_}) box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  site_->setToolTip(tr("resid: the stream entering each block (last row: the final residual); head_out, pattern, values: per head"));
+  cancel_->setEnabled(false);
+  progress_->setTextVisible(true);
+  status_->setWordWrap(true);
+
+  auto* pair = new QFormLayout;
+  pair->addRow(tr("Clean"), clean_);
+  auto* corruptRow = new QHBoxLayout;
+  corruptRow->addWidget(corrupt_, 1);
+  corruptRow->addWidget(swap);
+  corruptRow->addWidget(swapPosition_);
+  pair->addRow(tr("Corrupted"), corruptRow);
+  auto* controls = new QHBoxLayout;
+  for (auto [label, widget] : {std::pair<QString, QWidget*>{tr("Answer"), answer_}, {tr("Wrong"), wrong_}, {tr("Site"), site_}}) {
+    controls->addWidget(new QLabel(label, this));
+    controls->addWidget(widget);
+  }
+  controls->addWidget(perPosition_);
+  controls->addWidget(run_);
+  controls->addWidget(cancel_);
+  controls->addWidget(progress_, 1);
+  pair->addRow(controls);
+  pair->addRow(status_);
+
+  lens_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  lens_->horizontalHeader()->setDefaultSectionSize(44);
+  dla_->setRenderHint(QPainter::Antialiasing);
+  dla_->setMinimumHeight(180);
+  auto* right = new QSplitter(Qt::Vertical, this);
+  right->addWidget(lens_);
+  right->addWidget(dla_);
+  auto* results = new QSplitter(Qt::Horizontal, this);
+  results->addWidget(map_);
+  results->addWidget(right);
+  results->setStretchFactor(0, 3);
+  results->setStretchFactor(1, 2);
+  right->setSizes({250, 450});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 4, 6, 4);
+  layout->addLayout(pair);
+  layout->addWidget(results, 1);
+
+  connect(attention_, &AttentionMapModel::mapChanged, this, &CircuitsTab::followTrace);
+  for (QLineEdit* edit : {clean_, corrupt_}) connect(edit, &QLineEdit::textChanged, this, [this] { updateCheck(); });
+  connect(swap, &QPushButton::clicked, this, &CircuitsTab::swapToken);
+  connect(run_, &QPushButton::clicked, this, &CircuitsTab::run);
+  connect(cancel_, &QPushButton::clicked, model_, [this] {
+    model_->cancel();
+    status_->setText(tr("Cancelled."));
+  });
+  connect(model_, &CircuitsModel::busyChanged, this, [this](bool busy) {
+    cancel_->setEnabled(busy);
+    if (!busy) updateCheck(false);  // keeps the sweep's outcome (or failure) in the status line
+  });
+  connect(model_, &CircuitsModel::progress, this, [this](int done, int total) {
+    if (!model_->busy()) return;  // a late report of a sweep already shown
+    progress_->setMaximum(total);
+    progress_->setValue(done);
+  });
+  connect(model_, &CircuitsModel::failed, this, [this](const QString& message) { status_->setText(tr("Patching: %1").arg(message)); });
+  connect(model_, &CircuitsModel::resultsChanged, this, &CircuitsTab::showResults);
+  connect(map_, &PatchingMap::cellClicked, this, [this](int layer, int head) {
+    if (!attention_->hasMap() || layer >= attention_->layerCount()) return;  // the final-residual row has no head
+    selection_->select(layer, head >= 0 ? head : selection_->head());
+  });
+  followTrace();  // a trace shown before the tab was made
+  updateCheck();
+}
+
+void CircuitsTab::followTrace() {
+  const TraceSnapshot* snapshot = attention_->snapshot();
+  if (!snapshot || !snapshot->vocabulary || snapshot->vocabulary.get() == vocabulary_) return;
+  vocabulary_ = snapshot->vocabulary.get();  // a new run: its tokens for the pickers, its probe to start from
+  for (QComboBox* box : {answer_, wrong_}) {
+    box->clear();
+    box->addItem(box == answer_ ? tr("clean top prediction") : tr("corrupted top prediction"));
+    for (const std::string& token : vocabulary_->tokens()) box->addItem(QString::fromStdString(token));
+  }
+  clean_->setText(joinTokens(*vocabulary_, snapshot->trace.tokens));
+  corrupt_->clear();
+  updateCheck();
+}
+
+QString CircuitsTab::checkPair(std::vector<int>* clean, std::vector<int>* corrupt) const {
+  if (!vocabulary_ || !attention_->snapshot() || !attention_->snapshot()->model) return tr("No model yet.");
+  std::string why;
+  if (!vocabulary_->encode(clean_->text().toStdString(), *clean, why)) return tr("Clean: %1").arg(QString::fromStdString(why));
+  if (!vocabulary_->encode(corrupt_->text().toStdString(), *corrupt, why)) return tr("Corrupted: %1").arg(QString::fromStdString(why));
+  if (clean->empty() || corrupt->empty()) return tr("Enter a clean and a corrupted prompt (try the swap helper).");
+  if (clean->size() != corrupt->size())
+    return tr("The prompts have %1 and %2 tokens: patching needs the same length.").arg(clean->size()).arg(corrupt->size());
+  if (static_cast<int>(clean->size()) > attention_->snapshot()->maxProbeLength)
+    return tr("The prompts are longer than the model's context of %1.").arg(attention_->snapshot()->maxProbeLength);
+  return {};
+}
+
+void CircuitsTab::updateCheck(bool showStatus) {
+  std::vector<int> clean, corrupt;
+  const QString why = checkPair(&clean, &corrupt);
+  swapPosition_->setRange(0, std::max<int>(0, static_cast<int>(clean.size()) - 1));
+  run_->setEnabled(why.isEmpty() && !model_->busy());
+  if (showStatus && !model_->busy()) status_->setText(why.isEmpty() ? tr("%1 tokens each.").arg(clean.size()) : why);
+}
+
+void CircuitsTab::swapToken() {
+  std::vector<int> clean;
+  std::string why;
+  if (!vocabulary_ || !vocabulary_->encode(clean_->text().toStdString(), clean, why) || clean.empty()) return;
+  const int at = std::min<int>(swapPosition_->value(), static_cast<int>(clean.size()) - 1);
+  // The next token of the vocabulary that the prompt does not use (else simply the next one).
+  int replacement = (clean[at] + 1) % vocabulary_->size();
+  for (int step = 1; step < vocabulary_->size(); ++step) {
+    const int candidate = (clean[at] + step) % vocabulary_->size();
+    if (std::find(clean.begin(), clean.end(), candidate) == clean.end()) {
+      replacement = candidate;
+      break;
+    }
+  }
+  clean[at] = replacement;
+  corrupt_->setText(joinTokens(*vocabulary_, clean));
+}
+
+int CircuitsTab::pickedToken(const QComboBox* box) const { return box->currentIndex() - 1; }
+
+void CircuitsTab::run() {
+  PatchingRequest request;
+  if (!checkPair(&request.clean, &request.corrupt).isEmpty()) return;
+  request.answer = pickedToken(answer_);
+  request.wrong = pickedToken(wrong_);
+  parsePatchSite(site_->currentText().toStdString(), request.site);
+  request.perPosition = perPosition_->isChecked();
+  progress_->setValue(0);
+  status_->setText(tr("Patching..."));
+  model_->run(attention_->snapshot()->model, std::move(request));
+  run_->setEnabled(false);
+}
+
+QString CircuitsTab::runPair(const QString& clean, const QString& corrupt, const QString& site, const QString& answer,
+                             const QString& wrong) {
+  clean_->setText(clean);
+  corrupt_->setText(corrupt);
+  site_->setCurrentText(site);
+  answer_->setCurrentIndex(answer.isEmpty() ? 0 : std::max(0, answer_->findText(answer)));
+  wrong_->setCurrentIndex(wrong.isEmpty() ? 0 : std::max(0, wrong_->findText(wrong)));
+  std::vector<int> a, b;
+  const QString why = checkPair(&a, &b);
+  if (why.isEmpty()) run();
+  return why;
+}
+
+void CircuitsTab::settle() {
+  followTrace();
+  if (!model_->result() && !model_->busy()) {
+    std::vector<int> clean;
+    std::string why;
+    if (vocabulary_ && vocabulary_->encode(clean_->text().toStdString(), clean, why) && clean.size() > 3) {
+      if (corrupt_->text().isEmpty()) {  // the first 3/4 of the probe; swap where a repeat of half its length would copy from
+        const int T = static_cast<int>(clean.size()), cut = 3 * T / 4;
+        clean.resize(cut);
+        clean_->setText(joinTokens(*vocabulary_, clean));
+        swapPosition_->setValue(std::max(0, cut - (T + 1) / 2));
+        swapToken();
+      }
+      site_->setCurrentText(QStringLiteral("head_out"));
+      run();
+    }
+  }
+  model_->job().waitForIdle();
+  QApplication::processEvents();
+}
+
+void CircuitsTab::showResults() {
+  const CircuitsResult* r = model_->result();
+  if (!r || !vocabulary_) return;
+  const PatchingRequest& q = r->request;
+  const bool heads = q.site == PatchSite::head_out || q.site == PatchSite::pattern || q.site == PatchSite::values;
+  const int T = static_cast<int>(q.clean.size());
+  int headCount = 0;
+  for (const PatchEffect& e : r->patching.rows) headCount = std::max(headCount, e.head + 1);
+  QStringList labels;
+  auto token = [&](int t) { return QString::fromStdString(vocabulary_->token(q.clean[t])); };
+  if (!heads)
+    for (int t = 0; t < T; ++t) labels << token(t);
+  else
+    for (int h = 0; h < headCount; ++h)
+      for (int t = 0; t < (q.perPosition ? T : 1); ++t) labels << (q.perPosition ? QStringLiteral("H%1 %2").arg(h).arg(token(t)) : QStringLiteral("H%1").arg(h));
+  progress_->setValue(progress_->maximum());
+  map_->setEffects(r->patching.rows, q.site == PatchSite::resid ? r->layers + 1 : r->layers, labels, q.perPosition ? T : 0);
+  status_->setText(tr("Logit difference '%1' - '%2': clean %3, corrupted %4. %5 patches.")
+                       .arg(QString::fromStdString(vocabulary_->token(r->patching.answer)),
+                            QString::fromStdString(vocabulary_->token(r->patching.wrong)))
+                       .arg(r->patching.clean_diff, 0, 'f', 2)
+                       .arg(r->patching.corrupt_diff, 0, 'f', 2)
+                       .arg(r->patching.rows.size()));
+  showLens();
+  showDla();
+}
+
+void CircuitsTab::showLens() {
+  const CircuitsResult& r = *model_->result();
+  const int T = static_cast<int>(r.request.clean.size());
+  lens_->clear();
+  lens_->setRowCount(r.layers + 1);
+  lens_->setColumnCount(T);
+  QStringList columns, rows;
+  for (int t = 0; t < T; ++t) columns << QString::fromStdString(vocabulary_->token(r.request.clean[t]));
+  for (int l = 0; l <= r.layers; ++l) rows << (l < r.layers ? tr("resid %1").arg(l) : tr("final"));
+  lens_->setHorizontalHeaderLabels(columns);
+  lens_->setVerticalHeaderLabels(rows);
+  for (const LensCell& c : r.lens.cells) {
+    auto* item = new QTableWidgetItem(QString::fromStdString(vocabulary_->token(c.top[0])));
+    item->setBackground(probabilityColour(c.top_probs[0]));
+    item->setForeground(Qt::black);
+    QString tip = tr("layer %1, position %2\n").arg(c.layer).arg(c.position);
+    for (size_t i = 0; i < c.top.size(); ++i)
+      tip += tr("%1  %2\n").arg(QString::fromStdString(vocabulary_->token(c.top[i]))).arg(c.top_probs[i], 0, 'f', 3);
+    tip += tr("answer '%1': rank %2, p %3").arg(QString::fromStdString(vocabulary_->token(c.token))).arg(c.rank).arg(c.prob, 0, 'f', 3);
+    item->setToolTip(tip);
+    lens_->setItem(c.layer, c.position, item);
+  }
+}
+
+void CircuitsTab::showDla() {
+  const CircuitsResult& r = *model_->result();
+  // The 12 largest terms, largest at the top (a horizontal bar series draws its first bar lowest).
+  std::vector<DlaTerm> terms = r.dla.terms;
+  std::stable_sort(terms.begin(), terms.end(), [](const DlaTerm& a, const DlaTerm& b) { return std::abs(a.value) > std::abs(b.value); });
+  if (terms.size() > 12) terms.resize(12);
+  std::reverse(terms.begin(), terms.end());
+  auto* set = new QBarSet(tr("direct effect on the logit"));
+  QStringList names;
+  for (const DlaTerm& t : terms) {
+    *set << t.value;
+    names << QString::fromStdString(t.name);
+  }
+  auto* series = new QHorizontalBarSeries;
+  series->append(set);
+  connect(set, &QBarSet::hovered, this, [this, terms](bool on, int index) {
+    if (on && index >= 0 && index < static_cast<int>(terms.size()))
+      QToolTip::showText(QCursor::pos(), QStringLiteral("%1: %2").arg(QString::fromStdString(terms[index].name)).arg(terms[index].value, 0, 'f', 3), dla_);
+  });
+  auto* chart = new QChart;
+  chart->addSeries(series);
+  auto* names_ = new QBarCategoryAxis;
+  names_->append(names);
+  auto* values = new QValueAxis;
+  chart->addAxis(names_, Qt::AlignLeft);
+  chart->addAxis(values, Qt::AlignBottom);
+  series->attachAxis(names_);
+  series->attachAxis(values);
+  chart->legend()->hide();
+  chart->setTitle(tr("Direct logit attribution of '%1' (logit %2)")
+                      .arg(QString::fromStdString(vocabulary_->token(r.dla.token)))
+                      .arg(r.dla.logit, 0, 'f', 2));
+  QChart* old = dla_->chart();
+  dla_->setChart(chart);
+  delete old;
+}
+
+bool CircuitsTab::hasExportData() const { return model_->result() != nullptr; }
+
+void CircuitsTab::writeCsv(QTextStream& out) const {
+  const CircuitsResult* r = model_->result();
+  out << "kind,layer,head,position,name,value\n";
+  if (!r) return;
+  for (const PatchEffect& e : r->patching.rows) out << "patch," << e.layer << ',' << e.head << ',' << e.position << ",," << e.effect << '\n';
+  for (const DlaTerm& t : r->dla.terms)
+    out << "dla," << t.layer << ',' << t.head << ",," << csvField(QString::fromStdString(t.name)) << ',' << t.value << '\n';
+  for (const LensCell& c : r->lens.cells) out << "lens_answer_prob," << c.layer << ",," << c.position << ",," << c.prob << '\n';
+}
+
+void CircuitsTab::contextMenuEvent(QContextMenuEvent* event) {
+  QMenu menu(this);
+  addExportActions(&menu, *this, this);
+  menu.exec(event->globalPos());
+}
+
+}  // namespace attnlab
