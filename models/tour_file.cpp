@@ -136,6 +136,10 @@ class TourParser {
       a.kind = Kind::Select;
       const auto w = words(rest);
       if (w.size() != 2 || !parseWhole(w[0], a.layer) || !parseWhole(w[1], a.head)) return "@select needs a layer and a head: '@select 2 1'";
+    } else if (d == "select-best") {
+      a.kind = Kind::SelectBest;
+      a.text = rest;
+      if (rest != "induction" && rest != "prev_token") return "@select-best needs induction or prev_token";
     } else if (d == "view") {
       a.kind = Kind::View;
       a.text = rest;
@@ -193,7 +197,7 @@ class TourParser {
       return {};
     } else {
       return "unknown line '@" + d +
-             "' (preset, set, train, train-until, pause, select, view, compare, kv, highlight, predict, choice, answer, reveal, check, pass, fail)";
+             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, predict, choice, answer, reveal, check, pass, fail)";
     }
     step.actions.push_back(std::move(a));
     return {};

@@ -13,7 +13,8 @@
 //   @set train.steps=300                        preset NAME, set KEY=VALUE (re-applies the
 //   @train 200                                  experiment), train N (to step N, then pause),
 //   @train-until 600 induction(2,1) > 0.3       train-until MAX CONDITION (checked every 25 steps),
-//   @select 2 1                                 pause, select L H, view NAME, compare A,B,
+//   @select 2 1                                 pause, select L H, select-best induction|prev_token
+//                                               (the head scoring highest), view NAME, compare A,B,
 //   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout
 //   @predict Which key will it pick?          optional question, asked before the actions run;
 //   @choice The previous token                  its choices, and the right one (1-based), shown
@@ -34,10 +35,10 @@
 namespace attnlab {
 
 struct TourAction {
-  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, View, Compare, Kv, Highlight };
+  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, SelectBest, View, Compare, Kv, Highlight };
   Kind kind = Kind::Pause;
   int line = 0;
-  std::string text;          // preset / view name, KEY=VALUE, compare list, kv policy, widget name
+  std::string text;          // preset / view name, KEY=VALUE, compare list, kv policy, widget name, select-best score
   std::string detail;        // kv budget, highlight callout text
   int steps = 0;             // train, train-until (the most steps)
   int layer = 0, head = 0;   // select, 1-based

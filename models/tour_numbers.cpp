@@ -162,7 +162,7 @@ void addTraceNumber(const TourCall& call, const TraceSnapshot& snapshot, TourNum
     return;
   }
   const int q = position(2);
-  if (call.name == "row_sum" || call.name == "top_key" || call.name == "visible_keys") {
+  if (call.name == "row_sum" || call.name == "top_key" || call.name == "top_weight" || call.name == "visible_keys") {
     double sum = 0, best = -1;
     int top = 0, visible = 0;
     for (int j = 0; j < T; ++j) {
@@ -171,7 +171,7 @@ void addTraceNumber(const TourCall& call, const TraceSnapshot& snapshot, TourNum
       sum += h.weights(q, j);
       if (h.weights(q, j) > best) best = h.weights(q, j), top = j;
     }
-    out[call.key()] = call.name == "row_sum" ? sum : call.name == "top_key" ? top + 1 : visible;
+    out[call.key()] = call.name == "row_sum" ? sum : call.name == "top_key" ? top + 1 : call.name == "top_weight" ? best : visible;
     return;
   }
   const int k = position(3);
@@ -216,6 +216,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"qk_score", {"L", "H", "q", "k"}, "q.k / sqrt(d_head) from the traced q and k (no bias)"},
       {"row_sum", {"L", "H", "q"}, "sum of query q's weights over its visible keys"},
       {"top_key", {"L", "H", "q"}, "the key position query q attends to most"},
+      {"top_weight", {"L", "H", "q"}, "the largest weight of query q"},
       {"visible_keys", {"L", "H", "q"}, "keys query q may see (not masked)"},
       {"zero_weights", {"L", "H"}, "visible (query, key) pairs in the probe whose weight is exactly 0"},
       {"zero_weight_share", {"L", "H"}, "the same as a share of the visible pairs"},
@@ -266,9 +267,23 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
   out["n_heads"] = m.n_heads;
   out["d_head"] = m.headDim();
   out["probe_length"] = double(state.trace->trace.tokens.size());
+  // "L" and "H" stand for the selected layer and head, "last" for the probe's last position: the
+  // value is computed for the call they resolve to and also filed under the call as written.
+  std::vector<TourCall> resolved;
+  std::vector<std::pair<std::string, std::string>> aliases;
+  for (TourCall call : calls) {
+    const std::string written = call.key();
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      if (call.args[i] == "L" && i == 0) call.args[i] = std::to_string(state.selectedLayer + 1);
+      if (call.args[i] == "H" && i == 1) call.args[i] = std::to_string(state.selectedHead + 1);
+      if (call.args[i] == "last" && i >= 2) call.args[i] = std::to_string(state.trace->trace.tokens.size());
+    }
+    if (call.key() != written) aliases.push_back({written, call.key()});
+    resolved.push_back(call);
+  }
   bool diagnostics = false, importance = false;
   std::vector<const TourCall*> cache;
-  for (const TourCall& call : calls) {
+  for (const TourCall& call : resolved) {
     if (out.count(call.key())) continue;
     if (const std::string why = checkTourCall(call); !why.empty()) throw std::invalid_argument(why);
     if (kDiagnostics.count(call.name)) diagnostics = true;
@@ -276,10 +291,12 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
     else if (call.name.rfind("kv_", 0) == 0) cache.push_back(&call);
     else if (!call.args.empty()) addTraceNumber(call, *state.trace, out);
   }
-  if (diagnostics) addDiagnostics(calls, snapshot, out);
-  if (importance) addImportance(calls, snapshot, out);
+  if (diagnostics) addDiagnostics(resolved, snapshot, out);
+  if (importance) addImportance(resolved, snapshot, out);
   for (const TourCall* call : cache)
     if (!out.count(call->key())) addCache(*call, snapshot, out);
+  for (const auto& [written, key] : aliases)
+    if (out.count(key)) out[written] = out[key];
   return out;
 }
 

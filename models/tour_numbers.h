@@ -4,6 +4,8 @@
 // positions are 1-based, as the app's pickers count them. computeTourNumbers() does engine work
 // (map diagnostics, head importance, decoding through the KV cache) and so runs off the UI thread;
 // it computes only the numbers asked for, and leaves out (unknown, NaN) what the run cannot tell.
+// A layer argument "L" and a head argument "H" mean the selected head; a position "last" the
+// probe's last token: "induction(L,H)", "weight(L,H,last,1)".
 #include <string>
 #include <vector>
 

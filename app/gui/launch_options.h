@@ -24,6 +24,10 @@ struct LaunchOptions {
   bool benchmarkUi = false;   // --benchmark-ui: measure the UI thread while training (ui_benchmark.h), then exit
   int benchmarkSteps = 20;    // --steps, when given, else 20
   QString benchmarkOut;       // --out FILE: the benchmark's figures as JSON
+  bool listTours = false;     // --tours: print each tour's name and title, then exit
+  QString tourName;           // --tour NAME: start that tour
+  bool tourCheck = false;     // --check: run the tour headless and exit with its outcome (tour_check.h)
+  QString tourScreenshots;    // --screenshots DIR: with --check, a picture of every step
   bool showHelp = false;
   QString helpText;
 };

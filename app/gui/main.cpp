@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QSurfaceFormat>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "attention_map_model.h"
@@ -9,6 +10,9 @@
 #include "launch_options.h"
 #include "selection_link.h"
 #include "main_window.h"
+#include "tour_check.h"
+#include "tour_library.h"
+#include "tour_panel.h"
 #include "ui_benchmark.h"
 
 // attnlab --compare A,B: the comparison window alone.
@@ -37,6 +41,9 @@ int main(int argc, char** argv) {
   format.setDepthBufferSize(24);
   QSurfaceFormat::setDefaultFormat(format);
 
+  // Listing the tours needs no window, so it works without a display.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--tours") == 0 && qEnvironmentVariableIsEmpty("DISPLAY")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("Attention Lab"));
   QApplication::setOrganizationName(QStringLiteral("attnlab"));  // QSettings: ~/.config/attnlab/Attention Lab.conf
@@ -53,11 +60,16 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (options.listTours) {
+    for (const attnlab::Tour& tour : attnlab::shippedTours().tours) std::printf("%s\t%s\n", tour.name.c_str(), tour.title.c_str());
+    for (const QString& error : attnlab::shippedTours().errors) std::fprintf(stderr, "attnlab: refused %s\n", qPrintable(error));
+    return 0;
+  }
   if (!options.compare.empty()) return runComparison(options);
 
   attnlab::MainWindow window(options.config, options.presetName);
   if (options.benchmarkUi) return attnlab::runUiBenchmark(window, {options.benchmarkSteps, 50, options.benchmarkOut});
-  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty()) {  // pictures show the plain default layout
+  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && !options.tourCheck) {  // pictures show the plain default layout
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();
   }
@@ -71,6 +83,11 @@ int main(int argc, char** argv) {
       QObject::disconnect(*once);
       map.select(options.layer, options.head);
     });
+  }
+  if (options.tourCheck) {
+    attnlab::startTourCheck(window, options.tourName, options.tourScreenshots);
+  } else if (!options.tourName.isEmpty()) {
+    window.tourPanel()->startTour(options.tourName);
   }
   if (options.quitAfterSteps > 0) {
     QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {

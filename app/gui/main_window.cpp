@@ -37,6 +37,7 @@
 #include "probe_editor.h"
 #include "selection_bar.h"
 #include "spectra_tab.h"
+#include "tour_panel.h"
 #include "training_view.h"
 #include "view_export.h"
 
@@ -87,13 +88,16 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       attention_(new AttentionMapModel(this)),
       panel_(new ExperimentPanel(this)),
       files_(new ExperimentFiles(*session_, this)) {
+  tours_ = new TourPanel(this);
   buildActions();
   buildCentralArea();
   buildViewMenus();
   buildStatusBar();
   addDockWidget(Qt::LeftDockWidgetArea, panel_);
+  addDockWidget(Qt::RightDockWidgetArea, tours_);
+  tours_->hide();
   resize(1600, 900);
-  resizeDocks({panel_}, {340}, Qt::Horizontal);
+  resizeDocks({panel_, tours_}, {340, 420}, Qt::Horizontal);
 
   panel_->setAppliedConfig(config_);
   files_->startedNew(QString::fromStdString(config_.name));
@@ -290,6 +294,9 @@ void MainWindow::buildViewMenus() {
   showPanel->setText(tr("Experiment Panel"));
   showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   viewMenu->addAction(showPanel);
+  QAction* showTour = tours_->toggleViewAction();
+  showTour->setText(tr("Tour Panel"));
+  viewMenu->addAction(showTour);
   viewMenu->addSeparator();
   const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
                               tr("Head &table (diagnostics, ablation)"), tr("&KV cache"), tr("&Spectra of W_q^T W_k"),
@@ -328,6 +335,9 @@ void MainWindow::buildViewMenus() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* guide = help->addAction(tr("&User guide"), this, &MainWindow::showGuide);
   guide->setShortcut(QKeySequence::HelpContents);
+  QMenu* toursMenu = help->addMenu(tr("&Tours"));
+  connect(toursMenu, &QMenu::aboutToShow, tours_, [this, toursMenu] { tours_->fillMenu(toursMenu); });
+  tours_->fillMenu(toursMenu);
   help->addAction(tr("&About Attention Lab"), this, [this] {
     QMessageBox::about(this, tr("About Attention Lab"),
                        tr("<b>Attention Lab %1</b><p>Build a small Transformer, train it on your CPU and watch its "

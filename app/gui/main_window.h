@@ -33,6 +33,7 @@ class ModelView;
 class ProbeEditor;
 class SelectionBar;
 class SpectraTab;
+class TourPanel;
 class TrainingView;
 
 class MainWindow : public QMainWindow {
@@ -69,6 +70,7 @@ class MainWindow : public QMainWindow {
   EmbeddingTab* embeddingTab() const { return embeddingTab_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
+  TourPanel* tourPanel() const { return tours_; }
 
   void startTraining();
   // Makes `config` the experiment on display, after asking about unsaved trained steps.
@@ -143,6 +145,7 @@ class MainWindow : public QMainWindow {
   KvCacheView* kvCacheView_ = nullptr;
   SpectraTab* spectraTab_ = nullptr;
   EmbeddingTab* embeddingTab_ = nullptr;
+  TourPanel* tours_ = nullptr;  // the tour dock (tour_panel.h), hidden until a tour starts
 
   struct Capture {
     int step = 0;  // 0: no capture requested
