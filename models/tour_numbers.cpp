@@ -10,6 +10,7 @@
 #include "data/task.h"
 #include "kv/eviction_policy.h"
 #include "kv/live_cache_eval.h"
+#include "model/kv_bytes.h"
 
 namespace attnlab {
 
@@ -174,6 +175,15 @@ void addTraceNumber(const TourCall& call, const TraceSnapshot& snapshot, TourNum
     out[call.key()] = call.name == "row_sum" ? sum : call.name == "top_key" ? top + 1 : call.name == "top_weight" ? best : visible;
     return;
   }
+  if (call.name == "head_output") {  // o_i,c = sum_j a_ij v_jc, the c-th number (1-based) of the head's output
+    const double c = call.numberArg(3);
+    if (!(c >= 1 && c <= h.v.cols() && c == std::floor(c)))
+      throw std::invalid_argument(call.key() + ": the head has output dimensions 1.." + std::to_string(h.v.cols()));
+    double o = 0;
+    for (int j = 0; j < T; ++j) o += double(h.weights(q, j)) * h.v(j, int(c) - 1);
+    out[call.key()] = o;
+    return;
+  }
   const int k = position(3);
   if (call.name == "weight") out[call.key()] = h.weights(q, k);
   if (call.name == "score" && std::isfinite(h.scores(q, k))) out[call.key()] = h.scores(q, k);  // masked: unknown
@@ -200,6 +210,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"n_heads", {}, "heads per layer"},
       {"d_head", {}, "dimensions of one head's q, k and v"},
       {"probe_length", {}, "tokens in the probe"},
+      {"kv_bytes_per_token", {}, "bytes the KV cache holds per token (every layer's keys and values)"},
       {"induction", {"L", "H"}, "induction score: weight on the token after the earlier copy, on repeated random sequences"},
       {"prev_token", {"L", "H"}, "previous-token score: mean weight on the key just before the query"},
       {"sink", {"L", "H"}, "mean weight on the first token"},
@@ -218,6 +229,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"top_key", {"L", "H", "q"}, "the key position query q attends to most"},
       {"top_weight", {"L", "H", "q"}, "the largest weight of query q"},
       {"visible_keys", {"L", "H", "q"}, "keys query q may see (not masked)"},
+      {"head_output", {"L", "H", "q", "c"}, "number c of the head's output for query q: sum over keys of weight times value"},
       {"zero_weights", {"L", "H"}, "visible (query, key) pairs in the probe whose weight is exactly 0"},
       {"zero_weight_share", {"L", "H"}, "the same as a share of the visible pairs"},
       {"ablation", {"L", "H"}, "validation loss rise when the head is switched off"},
@@ -266,6 +278,7 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
   out["n_layers"] = m.n_layers;
   out["n_heads"] = m.n_heads;
   out["d_head"] = m.headDim();
+  out["kv_bytes_per_token"] = double(kvCacheBytesPerToken(m));
   out["probe_length"] = double(state.trace->trace.tokens.size());
   // "L" and "H" stand for the selected layer and head, "last" for the probe's last position: the
   // value is computed for the call they resolve to and also filed under the call as written.

@@ -13,6 +13,7 @@
 #include "tour_check.h"
 #include "tour_library.h"
 #include "tour_panel.h"
+#include "welcome_page.h"
 #include "ui_benchmark.h"
 
 // attnlab --compare A,B: the comparison window alone.
@@ -84,6 +85,9 @@ int main(int argc, char** argv) {
       map.select(options.layer, options.head);
     });
   }
+  // The first start offers tours and presets; pictures, checks and a chosen tour go without it.
+  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && options.tourName.isEmpty() && attnlab::WelcomePage::wanted())
+    attnlab::WelcomePage::showFor(&window);
   if (options.tourCheck) {
     attnlab::startTourCheck(window, options.tourName, options.tourScreenshots);
   } else if (!options.tourName.isEmpty()) {

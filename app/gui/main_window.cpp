@@ -28,6 +28,7 @@
 #include "embedding_tab.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
+#include "forward_pass_view.h"
 #include "head_table_view.h"
 #include "head_view.h"
 #include "kv_cache_view.h"
@@ -38,6 +39,7 @@
 #include "selection_bar.h"
 #include "spectra_tab.h"
 #include "tour_panel.h"
+#include "welcome_page.h"
 #include "training_view.h"
 #include "view_export.h"
 
@@ -224,6 +226,7 @@ void MainWindow::buildCentralArea() {
   kvCacheView_ = new KvCacheView(attention_, session_, this);
   spectraTab_ = new SpectraTab(attention_, session_, this);
   embeddingTab_ = new EmbeddingTab(attention_, session_, this);
+  explainer_ = new ForwardPassView(attention_, this);
   probe_ = new ProbeEditor(attention_, this);
   selection_ = new SelectionBar(attention_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
@@ -239,6 +242,7 @@ void MainWindow::buildCentralArea() {
   tabs_->addTab(kvCacheView_, tr("KV cache"));
   tabs_->addTab(spectraTab_, tr("Spectra"));
   tabs_->addTab(embeddingTab_, tr("Embedding 3D"));
+  tabs_->addTab(explainer_, tr("Explainer"));
   tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
   tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
   tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
@@ -247,6 +251,7 @@ void MainWindow::buildCentralArea() {
   tabs_->setTabToolTip(5, tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"));
   tabs_->setTabToolTip(6, tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"));
   tabs_->setTabToolTip(7, tr("The selected head's queries and keys on the probe, jointly in 3D"));
+  tabs_->setTabToolTip(8, tr("The selected head's computation for one query, stage by stage, with the run's numbers"));
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
@@ -267,7 +272,8 @@ void MainWindow::buildCentralArea() {
 
 QStringList MainWindow::viewNames() {
   return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
-          QStringLiteral("diagnostics"), QStringLiteral("kv"), QStringLiteral("spectra"), QStringLiteral("embedding")};
+          QStringLiteral("diagnostics"), QStringLiteral("kv"), QStringLiteral("spectra"), QStringLiteral("embedding"),
+          QStringLiteral("explainer")};
 }
 
 void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
@@ -284,6 +290,7 @@ ExportableView& MainWindow::exportable(View view) {
     case View::Kv: return *kvCacheView_;
     case View::Spectra: return *spectraTab_;
     case View::Embedding: return *embeddingTab_;
+    case View::Explainer: return *explainer_;
   }
   return *trainingView_;
 }
@@ -300,7 +307,7 @@ void MainWindow::buildViewMenus() {
   viewMenu->addSeparator();
   const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
                               tr("Head &table (diagnostics, ablation)"), tr("&KV cache"), tr("&Spectra of W_q^T W_k"),
-                              tr("Query-key &embedding (3D)")};
+                              tr("Query-key &embedding (3D)"), tr("Forward-pass e&xplainer")};
   auto* group = new QActionGroup(this);
   for (int i = 0; i < titles.size(); ++i) {
     QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
@@ -338,6 +345,7 @@ void MainWindow::buildViewMenus() {
   QMenu* toursMenu = help->addMenu(tr("&Tours"));
   connect(toursMenu, &QMenu::aboutToShow, tours_, [this, toursMenu] { tours_->fillMenu(toursMenu); });
   tours_->fillMenu(toursMenu);
+  help->addAction(tr("&Welcome page"), this, [this] { WelcomePage::showFor(this); });
   help->addAction(tr("&About Attention Lab"), this, [this] {
     QMessageBox::about(this, tr("About Attention Lab"),
                        tr("<b>Attention Lab %1</b><p>Build a small Transformer, train it on your CPU and watch its "

@@ -25,6 +25,7 @@ class ExperimentFiles;
 class ExperimentPanel;
 class EmbeddingTab;
 class ExportableView;
+class ForwardPassView;
 class HeadTableView;
 class HeadView;
 class KvCacheView;
@@ -51,8 +52,8 @@ class MainWindow : public QMainWindow {
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv, Spectra, Embedding };
-  // "training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding"
+  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv, Spectra, Embedding, Explainer };
+  // "training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding", "explainer"
   static QStringList viewNames();
   void showView(View view);
   View currentView() const;
@@ -68,6 +69,7 @@ class MainWindow : public QMainWindow {
   KvCacheView* kvCacheView() const { return kvCacheView_; }
   SpectraTab* spectraTab() const { return spectraTab_; }
   EmbeddingTab* embeddingTab() const { return embeddingTab_; }
+  ForwardPassView* explainer() const { return explainer_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QTabWidget* tabs() const { return tabs_; }
   TourPanel* tourPanel() const { return tours_; }
@@ -145,6 +147,7 @@ class MainWindow : public QMainWindow {
   KvCacheView* kvCacheView_ = nullptr;
   SpectraTab* spectraTab_ = nullptr;
   EmbeddingTab* embeddingTab_ = nullptr;
+  ForwardPassView* explainer_ = nullptr;
   TourPanel* tours_ = nullptr;  // the tour dock (tour_panel.h), hidden until a tour starts
 
   struct Capture {

@@ -11,6 +11,7 @@
 #include "comparison_window.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
+#include "forward_pass_view.h"
 #include "head_table_view.h"
 #include "io/config_json.h"
 #include "kv_cache_view.h"
@@ -205,8 +206,7 @@ void TourRunner::runNextAction() {
         }
         auto* comparison = new ComparisonWindow(configs);
         comparison->setAttribute(Qt::WA_DeleteOnClose);
-        comparison->show();
-        comparison->trainAll();
+        comparison->show();  // the learner starts it (Train all): two more runs would slow the tour down
         break;
       }
       case Kind::Kv: {
@@ -364,6 +364,7 @@ QWidget* TourRunner::widgetNamed(const QString& name) const {
   if (name == QLatin1String("training")) return window_->trainingView();
   if (name == QLatin1String("head_table")) return window_->headTableView();
   if (name == QLatin1String("kv")) return window_->kvCacheView();
+  if (name == QLatin1String("explainer")) return window_->explainer();
   return window_->findChild<QWidget*>(name);
 }
 
