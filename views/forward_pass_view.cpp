@@ -134,10 +134,11 @@ ForwardPassView::ForwardPassView(AttentionMapModel* attention, QWidget* parent) 
   next_->setToolTip(tr("Show the next stage of the computation"));
   bar->addWidget(back_);
   bar->addWidget(next_);
+  bar->addStretch(1);
+  layout->addLayout(bar);
   heading_ = new QLabel(this);
   heading_->setWordWrap(true);
-  bar->addWidget(heading_, 1);
-  layout->addLayout(bar);
+  layout->addWidget(heading_);
 
   page_ = new QWidget(this);
   auto* pageLayout = new QVBoxLayout(page_);

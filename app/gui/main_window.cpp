@@ -38,6 +38,7 @@
 #include "probe_editor.h"
 #include "selection_bar.h"
 #include "spectra_tab.h"
+#include "presenter_mode.h"
 #include "tour_panel.h"
 #include "welcome_page.h"
 #include "training_view.h"
@@ -330,6 +331,8 @@ void MainWindow::buildViewMenus() {
   });
   QAction* draw = viewMenu->addAction(tr("&Draw a new probe example"), session_, &TrainingSession::drawProbe);
   draw->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  viewMenu->addSeparator();
+  (new PresenterMode(this))->addTo(viewMenu);
 
   QMenu* exportMenu = menuBar()->addMenu(tr("&Export"));
   exportMenu->addAction(tr("Current view as &PNG..."), this,

@@ -102,6 +102,13 @@ TourPanel::TourPanel(MainWindow* window) : QDockWidget(tr("Tour"), window), wind
       forward ? runner_->next() : runner_->back();
     });
   }
+  // 1-9 pick a choice of the question waiting for a prediction.
+  for (int n = 1; n <= 9; ++n) {
+    auto* shortcut = new QShortcut(QKeySequence(Qt::Key_0 + n), window);
+    connect(shortcut, &QShortcut::activated, this, [this, n] {
+      if (runner_->waitingForPrediction() && n <= int(runner_->tour().steps[runner_->current()].choices.size())) runner_->predict(n);
+    });
+  }
   connect(runner_, &TourRunner::changed, this, &TourPanel::refresh);
   refresh();
 }

@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -22,6 +23,7 @@
 #include "tour_callout.h"
 #include "tour_library.h"
 #include "tour_panel.h"
+#include "welcome_page.h"
 
 using namespace attnlab;
 
@@ -177,6 +179,28 @@ class TourPanelTest : public QObject {
     runner->restart();
     QTRY_VERIFY_WITH_TIMEOUT(runner->result(0).done, 60000);
     QCOMPARE(window.attentionMap().step(), 4);
+  }
+
+  // First start: the page offers every tour and preset; closing it is remembered; a tour button starts the tour.
+  void welcomePage() {
+    QVERIFY(WelcomePage::wanted());
+    ExperimentConfig config;
+    QVERIFY(loadPreset("default", config).empty());
+    MainWindow window(config, QStringLiteral("default"));
+    WelcomePage* page = WelcomePage::showFor(&window);
+    QVERIFY(page->isVisible());
+    QCOMPARE(WelcomePage::showFor(&window), page);  // one per window
+    QCOMPARE(int(page->findChildren<QPushButton*>(QRegularExpression("^tour_")).size()), int(shippedTours().tours.size()));
+    QCOMPARE(int(page->findChildren<QPushButton*>(QRegularExpression("^preset_")).size()), int(presetNames().size()));
+    QVERIFY(!page->findChild<QPushButton*>(QStringLiteral("openModelFolder"))->isEnabled());  // no model import yet
+    page->reject();
+    QVERIFY(!WelcomePage::wanted());
+    page = WelcomePage::showFor(&window);  // from Help, it still opens
+    page->findChild<QPushButton*>(QStringLiteral("tour_heads_matter"))->click();
+    QVERIFY(!page->isVisible());
+    QVERIFY(window.tourPanel()->runner()->active());
+    QCOMPARE(QString::fromStdString(window.tourPanel()->runner()->tour().name), QStringLiteral("heads_matter"));
+    window.tourPanel()->runner()->stop();
   }
 
   void aStepThatCannotRunSaysWhy() {
