@@ -62,8 +62,9 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                                 "only if every step ran and every check held."));
   const QCommandLineOption screenshots(QStringLiteral("screenshots"), QStringLiteral("With --tour and --check: save a picture of every step into DIR."),
                                        QStringLiteral("DIR"));
+  const QCommandLineOption presenter(QStringLiteral("presenter"), QStringLiteral("Start in presenter mode (full screen, large text, high contrast)."));
   parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare, benchmarkUi, benchmarkOut,
-                     tours, tour, check, screenshots});
+                     tours, tour, check, screenshots, presenter});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -78,6 +79,7 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   out.tourName = parser.value(tour);
   out.tourCheck = parser.isSet(check);
   out.tourScreenshots = parser.value(screenshots);
+  out.presenter = parser.isSet(presenter);
   if (out.tourCheck && out.tourName.isEmpty()) return QStringLiteral("--check goes with --tour NAME");
   if (parser.isSet(screenshots) && !out.tourCheck) return QStringLiteral("--screenshots DIR goes with --tour NAME --check");
   if (!out.tourName.isEmpty() && !shippedTours().find(out.tourName))

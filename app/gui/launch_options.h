@@ -28,6 +28,7 @@ struct LaunchOptions {
   QString tourName;           // --tour NAME: start that tour
   bool tourCheck = false;     // --check: run the tour headless and exit with its outcome (tour_check.h)
   QString tourScreenshots;    // --screenshots DIR: with --check, a picture of every step
+  bool presenter = false;     // --presenter: start in presenter mode (presenter_mode.h)
   bool showHelp = false;
   QString helpText;
 };

@@ -12,6 +12,7 @@
 #include "main_window.h"
 #include "tour_check.h"
 #include "tour_library.h"
+#include "presenter_mode.h"
 #include "tour_panel.h"
 #include "welcome_page.h"
 #include "ui_benchmark.h"
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
       map.select(options.layer, options.head);
     });
   }
+  if (options.presenter) window.findChild<attnlab::PresenterMode*>()->setOn(true);
   // The first start offers tours and presets; pictures, checks and a chosen tour go without it.
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && options.tourName.isEmpty() && attnlab::WelcomePage::wanted())
     attnlab::WelcomePage::showFor(&window);

@@ -62,6 +62,7 @@ TourPanel::TourPanel(MainWindow* window) : QDockWidget(tr("Tour"), window), wind
   contents_->setToolTip(tr("Table of contents: go back to a step, or run the tour up to a later one"));
   connect(contents_, &QComboBox::activated, runner_, &TourRunner::goTo);
   text_ = new QTextBrowser(body);
+  basePointSize_ = text_->font().pointSizeF();
   text_->setOpenExternalLinks(true);
   choices_ = new QWidget(body);
   choicesLayout_ = new QVBoxLayout(choices_);
@@ -143,7 +144,7 @@ void TourPanel::fillMenu(QMenu* menu) {
 void TourPanel::setTextScale(double scale) {
   textScale_ = scale;
   QFont font = text_->font();
-  font.setPointSizeF(QFont().pointSizeF() * scale);
+  font.setPointSizeF(basePointSize_ * scale);
   text_->setFont(font);
   refresh();
 }

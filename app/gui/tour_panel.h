@@ -28,7 +28,7 @@ class TourPanel : public QDockWidget {
   bool startTour(const QString& name);
   // Help > Tours: one entry per shipped tour, and a note on files that were refused.
   void fillMenu(QMenu* menu);
-  // Text size of the step's text in points (presenter mode enlarges it).
+  // The step text's size relative to the normal one (presenter mode enlarges it).
   void setTextScale(double scale);
 
   // For tests and screenshots.
@@ -58,6 +58,7 @@ class TourPanel : public QDockWidget {
   QPushButton* restart_;
   int choicesFor_ = -1;  // the step the choice buttons were made for
   double textScale_ = 1.0;
+  double basePointSize_ = 10;  // the text's size before any scaling
 };
 
 }  // namespace attnlab

@@ -3,6 +3,7 @@
 // a step, selection, view, callout), waits for a prediction before the experiment and reveals the
 // answer after, fills the text with the run's numbers, reports a failing check as failing; Back
 // shows a step as it came out, Next and the table of contents run what was not run yet.
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
@@ -22,6 +23,7 @@
 #include "main_window.h"
 #include "tour_callout.h"
 #include "tour_library.h"
+#include "presenter_mode.h"
 #include "tour_panel.h"
 #include "welcome_page.h"
 
@@ -201,6 +203,32 @@ class TourPanelTest : public QObject {
     QVERIFY(window.tourPanel()->runner()->active());
     QCOMPARE(QString::fromStdString(window.tourPanel()->runner()->tour().name), QStringLiteral("heads_matter"));
     window.tourPanel()->runner()->stop();
+  }
+
+  void presenterMode() {
+    ExperimentConfig config;
+    QVERIFY(loadPreset("default", config).empty());
+    MainWindow window(config, QStringLiteral("default"));
+    window.show();
+    const QFont before = QApplication::font();
+    const QColor windowColour = QApplication::palette().color(QPalette::Window);
+    auto* mode = window.findChild<PresenterMode*>();
+    QVERIFY(mode);
+    QAction* toggle = window.findChild<QAction*>(QStringLiteral("presenterMode"));
+    QVERIFY(toggle && toggle->shortcut() == QKeySequence(Qt::Key_F11));
+    toggle->trigger();
+    QVERIFY(mode->isOn());
+    QVERIFY(window.isFullScreen() || QGuiApplication::platformName() == QLatin1String("offscreen"));
+    QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF() * 1.75);
+    QCOMPARE(QApplication::palette().color(QPalette::Window), QColor(Qt::black));
+    QVERIFY(window.tourPanel()->isVisible());
+    QCOMPARE(window.tourPanel()->textBrowser()->font().pointSizeF(), before.pointSizeF() * 1.75 * 1.25);
+    mode->setScalePercent(200);
+    QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF() * 2);
+    toggle->trigger();
+    QVERIFY(!mode->isOn());
+    QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF());
+    QCOMPARE(QApplication::palette().color(QPalette::Window), windowColour);
   }
 
   void aStepThatCannotRunSaysWhy() {
