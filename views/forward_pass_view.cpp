@@ -45,15 +45,14 @@ class CellGrid : public QWidget {
 
   QSize sizeHint() const override {
     const int cols = cells_.empty() ? 0 : int(cells_[0].size());
-    return {kLabelWidth + cols * kCell + 4, kHeaderHeight + int(cells_.size()) * kCell + 4};
+    return {labelWidth() + cols * cell() + 4, headerHeight() + int(cells_.size()) * cell() + 4};
   }
 
  protected:
   void paintEvent(QPaintEvent*) override {
     QPainter p(this);
-    QFont small = font();
-    small.setPointSizeF(small.pointSizeF() * 0.75);
-    p.setFont(small);
+    p.setFont(cellFont());
+    const int kCell = cell(), kLabelWidth = labelWidth(), kHeaderHeight = headerHeight();
     for (int c = 0; c < colLabels_.size(); ++c)
       p.drawText(QRect(kLabelWidth + c * kCell, 0, kCell, kHeaderHeight), Qt::AlignCenter, p.fontMetrics().elidedText(colLabels_[c], Qt::ElideRight, kCell));
     for (int r = 0; r < int(cells_.size()); ++r) {
@@ -71,9 +70,10 @@ class CellGrid : public QWidget {
     }
   }
   bool event(QEvent* e) override {
+    if (e->type() == QEvent::FontChange) setMinimumSize(sizeHint());
     if (e->type() == QEvent::ToolTip && tip_) {
-      const QPoint at = static_cast<QHelpEvent*>(e)->pos() - QPoint(kLabelWidth, kHeaderHeight);
-      const int r = at.y() / kCell, c = at.x() / kCell;
+      const QPoint at = static_cast<QHelpEvent*>(e)->pos() - QPoint(labelWidth(), headerHeight());
+      const int r = at.y() / cell(), c = at.x() / cell();
       if (at.x() >= 0 && at.y() >= 0 && r < int(cells_.size()) && c < int(cells_[r].size()))
         QToolTip::showText(static_cast<QHelpEvent*>(e)->globalPos(), tip_(r, c), this);
       else
@@ -84,7 +84,15 @@ class CellGrid : public QWidget {
   }
 
  private:
-  static constexpr int kCell = 38, kLabelWidth = 56, kHeaderHeight = 16;
+  // Cells fit their numbers at the current font (presenter mode enlarges it).
+  QFont cellFont() const {
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.75);
+    return small;
+  }
+  int cell() const { return std::max(38, QFontMetrics(cellFont()).horizontalAdvance(QStringLiteral("-0.00")) + 8); }
+  int labelWidth() const { return std::max(56, QFontMetrics(font()).horizontalAdvance(QStringLiteral("q\u00b7k/\u221ad ")) + 8); }
+  int headerHeight() const { return QFontMetrics(cellFont()).height() + 2; }
   QColor colourOf(double x) const {
     if (colour_ == Colour::Mask) return x > 0 ? QColor(90, 160, 90) : QColor(0xe2, 0xe2, 0xe2);
     if (!std::isfinite(x)) return QColor(0xe2, 0xe2, 0xe2);

@@ -56,7 +56,8 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   const QCommandLineOption benchmarkOut(QStringLiteral("out"), QStringLiteral("With --benchmark-ui: also write the figures to FILE as JSON."),
                                QStringLiteral("FILE"));
   const QCommandLineOption tours(QStringLiteral("tours"), QStringLiteral("List the tours: name and title, one per line."));
-  const QCommandLineOption tour(QStringLiteral("tour"), QStringLiteral("Start the tour NAME (see --tours)."), QStringLiteral("NAME"));
+  const QCommandLineOption tour(QStringLiteral("tour"), QStringLiteral("Start the tour NAME (see --tours), or the tour in FILE.tour."),
+                                QStringLiteral("NAME|FILE.tour"));
   const QCommandLineOption check(QStringLiteral("check"),
                                  QStringLiteral("With --tour: run every step without waiting, print each step's checks, exit 0 "
                                                 "only if every step ran and every check held."));
@@ -82,8 +83,12 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   out.presenter = parser.isSet(presenter);
   if (out.tourCheck && out.tourName.isEmpty()) return QStringLiteral("--check goes with --tour NAME");
   if (parser.isSet(screenshots) && !out.tourCheck) return QStringLiteral("--screenshots DIR goes with --tour NAME --check");
-  if (!out.tourName.isEmpty() && !shippedTours().find(out.tourName))
+  if (out.tourName.endsWith(QLatin1String(".tour"))) {
+    if (const QString why = loadTourFile(out.tourName, out.tourFile); !why.isEmpty()) return why;
+    out.tourName = QString::fromStdString(out.tourFile.name);
+  } else if (!out.tourName.isEmpty() && !shippedTours().find(out.tourName)) {
     return QStringLiteral("unknown tour '%1' (attnlab --tours lists them)").arg(out.tourName);
+  }
   if (!out.tourName.isEmpty() && (parser.isSet(compare) || parser.isSet(quitAfter) || parser.isSet(benchmarkUi)))
     return QStringLiteral("--tour does not go with --compare, --quit-after-steps or --benchmark-ui");
 

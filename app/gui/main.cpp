@@ -90,10 +90,11 @@ int main(int argc, char** argv) {
   // The first start offers tours and presets; pictures, checks and a chosen tour go without it.
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && options.tourName.isEmpty() && attnlab::WelcomePage::wanted())
     attnlab::WelcomePage::showFor(&window);
-  if (options.tourCheck) {
-    attnlab::startTourCheck(window, options.tourName, options.tourScreenshots);
-  } else if (!options.tourName.isEmpty()) {
-    window.tourPanel()->startTour(options.tourName);
+  if (!options.tourName.isEmpty()) {
+    const attnlab::Tour* shipped = attnlab::shippedTours().find(options.tourName);
+    const attnlab::Tour& tour = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
+    if (options.tourCheck) attnlab::startTourCheck(window, tour, options.tourScreenshots);
+    else window.tourPanel()->startTour(tour);
   }
   if (options.quitAfterSteps > 0) {
     QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {

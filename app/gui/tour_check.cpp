@@ -18,7 +18,8 @@ namespace {
 constexpr int kSettleMs = 200;  // layouts and charts settle before a picture, as for --screenshot
 }
 
-void startTourCheck(MainWindow& window, const QString& tourName, const QString& screenshotDir) {
+void startTourCheck(MainWindow& window, const Tour& tour, const QString& screenshotDir) {
+  const QString tourName = QString::fromStdString(tour.name);
   TourPanel* panel = window.tourPanel();
   TourRunner* runner = panel->runner();
   runner->setAutomatic(true);
@@ -58,7 +59,7 @@ void startTourCheck(MainWindow& window, const QString& tourName, const QString& 
       proceed();
     });
   });
-  panel->startTour(tourName);
+  panel->startTour(tour);
 }
 
 }  // namespace attnlab

@@ -8,8 +8,9 @@
 namespace attnlab {
 
 class MainWindow;
+struct Tour;
 
 // Starts the run; the application exits with the check's code when it is over.
-void startTourCheck(MainWindow& window, const QString& tourName, const QString& screenshotDir);
+void startTourCheck(MainWindow& window, const Tour& tour, const QString& screenshotDir);
 
 }  // namespace attnlab

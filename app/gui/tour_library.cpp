@@ -14,22 +14,24 @@ const Tour* TourLibrary::find(const QString& name) const {
   return nullptr;
 }
 
-TourLibrary loadTours(const QString& dir) {
+QString loadTourFile(const QString& path, Tour& out) {
+  const QFileInfo info(path);
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return QStringLiteral("%1: cannot be read (%2)").arg(info.fileName(), file.errorString());
   std::vector<std::string> views;
   for (const QString& v : MainWindow::viewNames()) views.push_back(v.toStdString());
+  return QString::fromStdString(parseTour(file.readAll().toStdString(), info.completeBaseName().toStdString(),
+                                          info.fileName().toStdString(), out, views));
+}
+
+TourLibrary loadTours(const QString& dir) {
   TourLibrary library;
   const QFileInfoList files = QDir(dir).entryInfoList({QStringLiteral("*.tour")}, QDir::Files, QDir::Name);
   for (const QFileInfo& info : files) {
-    QFile file(info.filePath());
-    if (!file.open(QIODevice::ReadOnly)) {
-      library.errors << QStringLiteral("%1: cannot be read (%2)").arg(info.fileName(), file.errorString());
-      continue;
-    }
     Tour tour;
-    const std::string why = parseTour(file.readAll().toStdString(), info.completeBaseName().toStdString(),
-                                      info.fileName().toStdString(), tour, views);
-    if (why.empty()) library.tours.push_back(std::move(tour));
-    else library.errors << QString::fromStdString(why);
+    const QString why = loadTourFile(info.filePath(), tour);
+    if (why.isEmpty()) library.tours.push_back(std::move(tour));
+    else library.errors << why;
   }
   return library;
 }

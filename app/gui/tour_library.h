@@ -19,6 +19,8 @@ struct TourLibrary {
 
 // Every *.tour file in `dir` (a folder on disk, or ":/tours" for the embedded ones).
 TourLibrary loadTours(const QString& dir);
+// One tour file on disk (a teacher's own, tried without rebuilding): "" or "file:line: reason".
+QString loadTourFile(const QString& path, Tour& out);
 // The embedded tours, loaded on first use.
 const TourLibrary& shippedTours();
 

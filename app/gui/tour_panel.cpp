@@ -117,11 +117,15 @@ TourPanel::TourPanel(MainWindow* window) : QDockWidget(tr("Tour"), window), wind
 bool TourPanel::startTour(const QString& name) {
   const Tour* tour = shippedTours().find(name);
   if (!tour) return false;
+  startTour(*tour);
+  return true;
+}
+
+void TourPanel::startTour(const Tour& tour) {
   show();
   raise();
   choicesFor_ = -1;
-  runner_->start(*tour);
-  return true;
+  runner_->start(tour);
 }
 
 void TourPanel::fillMenu(QMenu* menu) {

@@ -26,6 +26,7 @@ class TourPanel : public QDockWidget {
   TourRunner* runner() const { return runner_; }
   // Opens the dock and starts the shipped tour `name`; false (and nothing changes) if unknown.
   bool startTour(const QString& name);
+  void startTour(const Tour& tour);
   // Help > Tours: one entry per shipped tour, and a note on files that were refused.
   void fillMenu(QMenu* menu);
   // The step text's size relative to the normal one (presenter mode enlarges it).
