@@ -101,7 +101,9 @@ class TourParser {
     if (d == "summary") tour.summary = rest;
     else if (d == "duration") tour.duration = rest;
     else if (d == "check-note") tour.checkNote = rest;
-    else return "unknown header line '@" + d + "' (summary, duration, check-note)";
+    else if (d == "order") {
+      if (!parseWhole(rest, tour.order)) return "@order needs a positive whole number";
+    } else return "unknown header line '@" + d + "' (summary, duration, check-note, order)";
     return {};
   }
 

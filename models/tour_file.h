@@ -6,6 +6,7 @@
 //   @summary One line for the tour list.
 //   @duration about 3 minutes on 2 cores
 //   @check-note  What --check runs if it is shorter than the tour (optional).
+//   @order 2                                 place in the tour list (optional; then by name)
 //
 //   ## Title of a step                        each step starts so
 //   Markdown text; {expression} and {expression:.2f} show live numbers (tour_expression.h).
@@ -69,6 +70,7 @@ struct TourStep {
 struct Tour {
   std::string name;  // the file's base name
   std::string title, summary, duration, checkNote;
+  int order = 1000;
   std::vector<TourStep> steps;
 };
 

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <algorithm>
 
 #include "main_window.h"
 
@@ -33,6 +34,7 @@ TourLibrary loadTours(const QString& dir) {
     if (why.isEmpty()) library.tours.push_back(std::move(tour));
     else library.errors << why;
   }
+  std::stable_sort(library.tours.begin(), library.tours.end(), [](const Tour& a, const Tour& b) { return a.order < b.order; });
   return library;
 }
 

@@ -124,7 +124,7 @@ class TestTourFormat : public QObject {
         {"Title without hash\n", "x.tour:1: a tour starts with its title: '# Title'"},
         {"# T\n## Step\n", "x.tour:1: the tour needs '@summary ...' in its header"},
         {"# T\n@summary s\n", "x.tour:2: the tour has no steps ('## Step title')"},
-        {"# T\n@sumary s\n## S\n", "x.tour:2: unknown header line '@sumary' (summary, duration, check-note)"},
+        {"# T\n@sumary s\n## S\n", "x.tour:2: unknown header line '@sumary' (summary, duration, check-note, order)"},
         {head + "@preset nosuch\n", "x.tour:4: unknown preset \"nosuch\""},
         {head + "@train many\n", "x.tour:4: @train needs the step to train to, a positive whole number"},
         {head + "@view nowhere\n", "x.tour:4: unknown view 'nowhere' (attention, kv)"},
