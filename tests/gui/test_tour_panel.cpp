@@ -145,6 +145,8 @@ class TourPanelTest : public QObject {
 
     // Step 2 waits for a prediction: nothing trains until a choice is made.
     QVERIFY(panel->nextButton()->isEnabled());
+    window.activateWindow();  // window shortcuts need the window active (on an X server too)
+    QVERIFY(QTest::qWaitForWindowActive(&window));
     QTest::keyClick(&window, Qt::Key_Space);
     QCOMPARE(runner->current(), 1);
     QVERIFY(runner->waitingForPrediction());
