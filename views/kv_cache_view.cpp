@@ -302,6 +302,15 @@ void KvCacheView::run() {
   model_->run(request);
 }
 
+QString KvCacheView::setEviction(const QString& policy, const QString& budget) {
+  if (policy_->findText(policy) < 0) return tr("unknown eviction policy '%1'").arg(policy);
+  policyChosen_ = true;
+  budget_->setText(budget);
+  policy_->setCurrentText(policy);
+  if (isVisible()) run();
+  return {};
+}
+
 void KvCacheView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   maybeAutoRun();

@@ -5,6 +5,8 @@
 #include "io/config_json.h"
 #include "view_kind.h"
 #include "io/comparison_file.h"
+#include "main_window.h"
+#include "tour_library.h"
 
 namespace attnlab {
 
@@ -53,7 +55,17 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                                       "time heatmap redraws; print a table and exit."));
   const QCommandLineOption benchmarkOut(QStringLiteral("out"), QStringLiteral("With --benchmark-ui: also write the figures to FILE as JSON."),
                                QStringLiteral("FILE"));
-  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare, benchmarkUi, benchmarkOut});
+  const QCommandLineOption tours(QStringLiteral("tours"), QStringLiteral("List the tours: name and title, one per line."));
+  const QCommandLineOption tour(QStringLiteral("tour"), QStringLiteral("Start the tour NAME (see --tours), or the tour in FILE.tour."),
+                                QStringLiteral("NAME|FILE.tour"));
+  const QCommandLineOption check(QStringLiteral("check"),
+                                 QStringLiteral("With --tour: run every step without waiting, print each step's checks, exit 0 "
+                                                "only if every step ran and every check held."));
+  const QCommandLineOption screenshots(QStringLiteral("screenshots"), QStringLiteral("With --tour and --check: save a picture of every step into DIR."),
+                                       QStringLiteral("DIR"));
+  const QCommandLineOption presenter(QStringLiteral("presenter"), QStringLiteral("Start in presenter mode (full screen, large text, high contrast)."));
+  parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare, benchmarkUi, benchmarkOut,
+                     tours, tour, check, screenshots, presenter});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -63,6 +75,22 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   }
   if (!parser.positionalArguments().isEmpty())
     return QStringLiteral("unexpected argument '%1' (see --help)").arg(parser.positionalArguments().first());
+
+  out.listTours = parser.isSet(tours);
+  out.tourName = parser.value(tour);
+  out.tourCheck = parser.isSet(check);
+  out.tourScreenshots = parser.value(screenshots);
+  out.presenter = parser.isSet(presenter);
+  if (out.tourCheck && out.tourName.isEmpty()) return QStringLiteral("--check goes with --tour NAME");
+  if (parser.isSet(screenshots) && !out.tourCheck) return QStringLiteral("--screenshots DIR goes with --tour NAME --check");
+  if (out.tourName.endsWith(QLatin1String(".tour"))) {
+    if (const QString why = loadTourFile(out.tourName, out.tourFile); !why.isEmpty()) return why;
+    out.tourName = QString::fromStdString(out.tourFile.name);
+  } else if (!out.tourName.isEmpty() && !shippedTours().find(out.tourName)) {
+    return QStringLiteral("unknown tour '%1' (attnlab --tours lists them)").arg(out.tourName);
+  }
+  if (!out.tourName.isEmpty() && (parser.isSet(compare) || parser.isSet(quitAfter) || parser.isSet(benchmarkUi)))
+    return QStringLiteral("--tour does not go with --compare, --quit-after-steps or --benchmark-ui");
 
   out.presetName = parser.value(preset);
   out.experimentChosen = parser.isSet(preset) || parser.isSet(set) || parser.isSet(steps);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "tour_file.h"
 
 namespace attnlab {
 
@@ -24,6 +25,12 @@ struct LaunchOptions {
   bool benchmarkUi = false;   // --benchmark-ui: measure the UI thread while training (ui_benchmark.h), then exit
   int benchmarkSteps = 20;    // --steps, when given, else 20
   QString benchmarkOut;       // --out FILE: the benchmark's figures as JSON
+  bool listTours = false;     // --tours: print each tour's name and title, then exit
+  QString tourName;           // --tour NAME: start that tour (NAME.tour or a path: a file on disk)
+  Tour tourFile;              // the tour read from that file, when it is one
+  bool tourCheck = false;     // --check: run the tour headless and exit with its outcome (tour_check.h)
+  QString tourScreenshots;    // --screenshots DIR: with --check, a picture of every step
+  bool presenter = false;     // --presenter: start in presenter mode (presenter_mode.h)
   bool showHelp = false;
   QString helpText;
 };

@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QSurfaceFormat>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "attention_map_model.h"
@@ -10,6 +11,11 @@
 #include "launch_options.h"
 #include "selection_link.h"
 #include "main_window.h"
+#include "tour_check.h"
+#include "tour_library.h"
+#include "presenter_mode.h"
+#include "tour_panel.h"
+#include "welcome_page.h"
 #include "ui_benchmark.h"
 
 // attnlab --compare A,B: the comparison window alone.
@@ -38,6 +44,9 @@ int main(int argc, char** argv) {
   format.setDepthBufferSize(24);
   QSurfaceFormat::setDefaultFormat(format);
 
+  // Listing the tours needs no window, so it works without a display.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--tours") == 0 && qEnvironmentVariableIsEmpty("DISPLAY")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("Attention Lab"));
   QApplication::setOrganizationName(QStringLiteral("attnlab"));  // QSettings: ~/.config/attnlab/Attention Lab.conf
@@ -54,11 +63,16 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (options.listTours) {
+    for (const attnlab::Tour& tour : attnlab::shippedTours().tours) std::printf("%s\t%s\n", tour.name.c_str(), tour.title.c_str());
+    for (const QString& error : attnlab::shippedTours().errors) std::fprintf(stderr, "attnlab: refused %s\n", qPrintable(error));
+    return 0;
+  }
   if (!options.compare.empty()) return runComparison(options);
 
   attnlab::MainWindow window(options.config, options.presetName);
   if (options.benchmarkUi) return attnlab::runUiBenchmark(window, {options.benchmarkSteps, 50, options.benchmarkOut});
-  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty()) {  // pictures show the plain default layout
+  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && !options.tourCheck) {  // pictures show the plain default layout
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();
   }
@@ -73,6 +87,16 @@ int main(int argc, char** argv) {
       QObject::disconnect(*once);
       selection.select(options.layer, options.head);
     });
+  }
+  if (options.presenter) window.findChild<attnlab::PresenterMode*>()->setOn(true);
+  // The first start offers tours and presets; pictures, checks and a chosen tour go without it.
+  if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && options.tourName.isEmpty() && attnlab::WelcomePage::wanted())
+    attnlab::WelcomePage::showFor(&window);
+  if (!options.tourName.isEmpty()) {
+    const attnlab::Tour* shipped = attnlab::shippedTours().find(options.tourName);
+    const attnlab::Tour& tour = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
+    if (options.tourCheck) attnlab::startTourCheck(window, tour, options.tourScreenshots);
+    else window.tourPanel()->startTour(tour);
   }
   if (options.quitAfterSteps > 0) {
     QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {

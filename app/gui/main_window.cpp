@@ -32,9 +32,12 @@
 #include "head_selection.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
+#include "presenter_mode.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
+#include "tour_panel.h"
 #include "view_export.h"
+#include "welcome_page.h"
 
 namespace attnlab {
 
@@ -84,13 +87,16 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       selection_(new HeadSelection(attention_, this)),
       panel_(new ExperimentPanel(this)),
       files_(new ExperimentFiles(*session_, this)) {
+  tours_ = new TourPanel(this);
   buildActions();
   buildCentralArea();
   buildViewMenus();
   buildStatusBar();
   addDockWidget(Qt::LeftDockWidgetArea, panel_);
+  addDockWidget(Qt::RightDockWidgetArea, tours_);
+  tours_->hide();
   resize(1600, 900);
-  resizeDocks({panel_}, {340}, Qt::Horizontal);
+  resizeDocks({panel_, tours_}, {340, 420}, Qt::Horizontal);
 
   panel_->setAppliedConfig(config_);
   files_->startedNew(QString::fromStdString(config_.name));
@@ -260,6 +266,9 @@ void MainWindow::buildViewMenus() {
   showPanel->setText(tr("Experiment Panel"));
   showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   viewMenu->addAction(showPanel);
+  QAction* showTour = tours_->toggleViewAction();
+  showTour->setText(tr("Tour Panel"));
+  viewMenu->addAction(showTour);
   viewMenu->addSeparator();
   auto* group = new QActionGroup(this);
   for (int i = 0; i < static_cast<int>(viewKinds().size()); ++i) {
@@ -284,6 +293,8 @@ void MainWindow::buildViewMenus() {
   });
   QAction* draw = viewMenu->addAction(tr("&Draw a new probe example"), session_, &TrainingSession::drawProbe);
   draw->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  viewMenu->addSeparator();
+  (new PresenterMode(this))->addTo(viewMenu);
 
   QMenu* exportMenu = menuBar()->addMenu(tr("&Export"));
   const auto exportCurrent = [this](ExportFormat format) {
@@ -299,6 +310,10 @@ void MainWindow::buildViewMenus() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* guide = help->addAction(tr("&User guide"), this, &MainWindow::showGuide);
   guide->setShortcut(QKeySequence::HelpContents);
+  QMenu* toursMenu = help->addMenu(tr("&Tours"));
+  connect(toursMenu, &QMenu::aboutToShow, tours_, [this, toursMenu] { tours_->fillMenu(toursMenu); });
+  tours_->fillMenu(toursMenu);
+  help->addAction(tr("&Welcome page"), this, [this] { WelcomePage::showFor(this); });
   help->addAction(tr("&About Attention Lab"), this, [this] {
     QMessageBox::about(this, tr("About Attention Lab"),
                        tr("<b>Attention Lab %1</b><p>Build a small Transformer, train it on your CPU and watch its "

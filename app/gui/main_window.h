@@ -22,6 +22,7 @@ namespace attnlab {
 
 class AttentionMapModel;
 class HeadSelection;
+class TourPanel;
 class ExperimentFiles;
 class ExperimentPanel;
 class LossHistoryModel;
@@ -38,6 +39,7 @@ class MainWindow : public QMainWindow {
   const AttentionMapModel& attentionMap() const { return *attention_; }
   AttentionMapModel& attentionMap() { return *attention_; }
   HeadSelection& selection() { return *selection_; }  // the layer, head and query every view shows
+  TourPanel* tourPanel() const { return tours_; }    // the tour dock, hidden until a tour starts
 
   ExperimentPanel& experimentPanel() { return *panel_; }
   ExperimentFiles& files() { return *files_; }
@@ -111,6 +113,7 @@ class MainWindow : public QMainWindow {
   LossHistoryModel* history_;
   AttentionMapModel* attention_;
   HeadSelection* selection_;
+  TourPanel* tours_ = nullptr;  // the tour dock (tour_panel.h)
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;

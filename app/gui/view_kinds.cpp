@@ -3,6 +3,7 @@
 #include "attention_heatmap_view.h"
 #include "circuits_tab.h"
 #include "embedding_tab.h"
+#include "forward_pass_view.h"
 #include "head_table_view.h"
 #include "head_view.h"
 #include "kv_cache_view.h"
@@ -39,6 +40,9 @@ const std::vector<ViewKind>& viewKinds() {
       {QStringLiteral("circuits"), QObject::tr("Circuits"), QObject::tr("&Circuits (patching, lens, attribution)"),
        QObject::tr("Activation patching of a clean / corrupted prompt pair, logit lens and direct logit attribution"), QStringLiteral("Circuits"),
        false, viewFactory<CircuitsTab>(&CircuitsTab::settle)},
+      {QStringLiteral("explainer"), QObject::tr("Explainer"), QObject::tr("Forward-pass e&xplainer"),
+       QObject::tr("The selected head's computation for one query, stage by stage, with the run's numbers"), QStringLiteral("Explainer (forward pass)"),
+       true, viewFactory<ForwardPassView>()},
   };
   return kinds;
 }

@@ -1,0 +1,82 @@
+#pragma once
+// A tour: one text file in resources/tours/ (NAME.tour), a lesson in steps that drive the app and
+// state only what the learner's own run shows. The format (the user guide's "Writing a tour"):
+//
+//   # Title of the tour                      first line
+//   @summary One line for the tour list.
+//   @duration about 3 minutes on 2 cores
+//   @check-note  What --check runs if it is shorter than the tour (optional).
+//   @order 2                                 place in the tour list (optional; then by name)
+//
+//   ## Title of a step                        each step starts so
+//   Markdown text; {expression} and {expression:.2f} show live numbers (tour_expression.h).
+//   @preset induction                         actions, run in order when the step starts:
+//   @set train.steps=300                        preset NAME, set KEY=VALUE (re-applies the
+//   @train 200                                  experiment), train N (to step N, then pause),
+//   @train-until 600 induction(2,1) > 0.3       train-until MAX CONDITION (checked every 25 steps),
+//   @select 2 1                                 pause, select L H, select-best induction|prev_token
+//                                               (the head scoring highest), view NAME, compare A,B,
+//   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout
+//   @predict Which key will it pick?          optional question, asked before the actions run;
+//   @choice The previous token                  its choices, and the right one (1-based), shown
+//   @choice The token after the earlier copy    with @reveal's text after the experiment
+//   @answer 2
+//   @reveal Markdown with {numbers}.
+//   @check induction(2,1) > 0.3               a check, and what the panel says when it holds
+//   @pass Head 2.1 is an induction head ({induction(2,1):.2f}).   or when it fails
+//   @fail In this run the head did not form yet: train 200 more steps or try seed 2.
+//
+// Lines starting with "//" are comments. Every expression is parsed when the file loads, against
+// the numbers a tour may use (tour_numbers.h), so a typo is found then and not in front of a class.
+#include <string>
+#include <vector>
+
+#include "tour_expression.h"
+
+namespace attnlab {
+
+struct TourAction {
+  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, SelectBest, View, Compare, Kv, Highlight };
+  Kind kind = Kind::Pause;
+  int line = 0;
+  std::string text;          // preset / view name, KEY=VALUE, compare list, kv policy, widget name, select-best score
+  std::string detail;        // kv budget, highlight callout text
+  int steps = 0;             // train, train-until (the most steps)
+  int layer = 0, head = 0;   // select, 1-based
+  TourExpression condition;  // train-until
+};
+
+struct TourCheck {
+  int line = 0;
+  TourExpression condition;
+  TourTemplate pass, fail;
+};
+
+struct TourStep {
+  int line = 0;
+  std::string title;
+  TourTemplate text;  // Markdown
+  std::vector<TourAction> actions;
+  std::string question;
+  std::vector<std::string> choices;
+  int answer = 0;  // 1-based; 0 without a question
+  TourTemplate reveal;
+  std::vector<TourCheck> checks;
+
+  // Every live number the step's text, reveal, conditions and checks name.
+  std::vector<TourCall> calls() const;
+};
+
+struct Tour {
+  std::string name;  // the file's base name
+  std::string title, summary, duration, checkNote;
+  int order = 1000;
+  std::vector<TourStep> steps;
+};
+
+// Parses a tour's text. Returns "" or "FILE:LINE: reason" (FILE is `fileName`). Preset names
+// and --set assignments are checked against the engine; view names against `views` unless empty.
+std::string parseTour(const std::string& text, const std::string& name, const std::string& fileName, Tour& out,
+                      const std::vector<std::string>& views = {});
+
+}  // namespace attnlab

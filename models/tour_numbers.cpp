@@ -1,0 +1,316 @@
+#include "tour_numbers.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "analysis/live_head_importance.h"
+#include "analysis/map_diagnostics.h"
+#include "data/task.h"
+#include "kv/eviction_policy.h"
+#include "kv/live_cache_eval.h"
+#include "model/kv_bytes.h"
+
+namespace attnlab {
+
+namespace {
+
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+// The same probe and samples as the head table (head_table_model.h) and the comparison's metrics,
+// so a tour's numbers match what the views show.
+constexpr int kDiagnosticsBatch = 8;
+constexpr uint64_t kDiagnosticsSeed = 7;
+constexpr uint64_t kDropOrderSeed = 11;
+constexpr int kCacheSequences = 12;
+
+const std::set<std::string> kDiagnostics = {"induction", "prev_token", "sink", "entropy", "distance",
+                                            "best_induction", "best_induction_layer", "best_induction_head",
+                                            "best_prev_token", "best_prev_token_layer", "best_prev_token_head"};
+const std::set<std::string> kImportance = {"ablation", "intact_loss", "most_important_layer", "most_important_head",
+                                           "most_important_ablation", "least_important_ablation", "drop_metric"};
+
+// The model, layer and head a call names; throws when the model lacks them.
+struct HeadRef {
+  int layer = 0, head = 0;
+};
+HeadRef headOf(const TourCall& call, const Model& model) {
+  const double l = call.numberArg(0), h = call.numberArg(1);
+  const int layers = model.config().n_layers, heads = model.config().n_heads;
+  if (!(l >= 1 && l <= layers && h >= 1 && h <= heads && l == std::floor(l) && h == std::floor(h)))
+    throw std::invalid_argument(call.key() + ": the model has layers 1.." + std::to_string(layers) + " and heads 1.." +
+                                std::to_string(heads));
+  return {int(l) - 1, int(h) - 1};
+}
+
+double diagnostic(const MapDiagnostics& d, const std::string& name) {
+  if (name == "induction") return d.induction;
+  if (name == "prev_token") return d.previous_token;
+  if (name == "sink") return d.sink;
+  if (name == "entropy") return d.entropy;
+  return d.mean_distance;
+}
+
+void addDiagnostics(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, TourNumbers& out) {
+  const RunData& run = *snapshot.run;
+  std::string error;
+  const std::unique_ptr<Task> task = makeTask(run.config.task, error);
+  if (!task) throw std::invalid_argument("head diagnostics: " + error);
+  MapDiagnosticsProbe probe(*task, run.config.model.vocab, run.sequenceLength, kDiagnosticsBatch, kDiagnosticsSeed);
+  const auto heads = probe.measure(*snapshot.model);
+  for (const TourCall& call : calls) {
+    if (call.name.rfind("best_", 0) == 0) {
+      const std::string what = call.name.find("induction") != std::string::npos ? "induction" : "prev_token";
+      double best = -1;
+      int bestLayer = 0, bestHead = 0;
+      for (size_t l = 0; l < heads.size(); ++l)
+        for (size_t h = 0; h < heads[l].size(); ++h)
+          if (diagnostic(heads[l][h], what) > best) {
+            best = diagnostic(heads[l][h], what);
+            bestLayer = int(l);
+            bestHead = int(h);
+          }
+      const std::string base = "best_" + what;
+      out[base] = best;
+      out[base + "_layer"] = bestLayer + 1;
+      out[base + "_head"] = bestHead + 1;
+    } else if (kDiagnostics.count(call.name)) {
+      const HeadRef ref = headOf(call, *snapshot.model);
+      out[call.key()] = diagnostic(heads[ref.layer][ref.head], call.name);
+    }
+  }
+}
+
+void addImportance(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, TourNumbers& out) {
+  const RunData& run = *snapshot.run;
+  std::unique_ptr<Model> model = copyModel(*snapshot.model);
+  const LiveHeadImportance report =
+      liveHeadImportance(*model, run.evalBatches, run.hasAnswers, snapshot.headGains, kDropOrderSeed);
+  out["intact_loss"] = report.shown.loss;
+  const HeadImportance* most = nullptr;
+  const HeadImportance* least = nullptr;
+  for (const HeadImportance& h : report.heads) {
+    if (!most || h.ablation > most->ablation) most = &h;
+    if (!least || h.ablation < least->ablation) least = &h;
+  }
+  if (most) {
+    out["most_important_layer"] = most->layer + 1;
+    out["most_important_head"] = most->head + 1;
+    out["most_important_ablation"] = most->ablation;
+    out["least_important_ablation"] = least->ablation;
+  }
+  for (const TourCall& call : calls) {
+    if (call.name == "ablation") {
+      const HeadRef ref = headOf(call, *snapshot.model);
+      for (const HeadImportance& h : report.heads)
+        if (h.layer == ref.layer && h.head == ref.head) out[call.key()] = h.ablation;
+    } else if (call.name == "drop_metric") {
+      const double n = call.numberArg(1);
+      for (const HeadDropCurve& curve : report.curves)
+        if (curve.order == call.args.at(0) && n >= 0 && n < curve.metric.size() && n == std::floor(n))
+          out[call.key()] = curve.metric[size_t(n)];
+      if (!out.count(call.key()))
+        throw std::invalid_argument(call.key() + ": needs an order (ascending, descending, random) and 0.." +
+                                    std::to_string(report.heads.size()) + " heads removed");
+    }
+  }
+}
+
+void addCache(const TourCall& call, const ModelSnapshot& snapshot, TourNumbers& out) {
+  const RunData& run = *snapshot.run;
+  if (run.evalBatches.empty()) throw std::invalid_argument(call.key() + ": the run has no validation sample");
+  LiveCacheSetup setup;
+  setup.policy = call.args.at(0);
+  if (!EvictionPolicyRegistry::instance().find(setup.policy)) throw std::invalid_argument(call.key() + ": unknown eviction policy");
+  const std::string budget = call.args.at(1);
+  if (budget != "0" && budget != "unlimited")
+    if (const std::string why = parseBudget(budget, "head", setup.budget); !why.empty())
+      throw std::invalid_argument(call.key() + ": " + why);
+  const Batch& first = run.evalBatches.front();
+  Batch sample;
+  sample.B = std::min(kCacheSequences, first.B);
+  sample.T = first.T;
+  const size_t n = size_t(sample.B) * sample.T;
+  sample.inputs.assign(first.inputs.begin(), first.inputs.begin() + n);
+  sample.targets.assign(first.targets.begin(), first.targets.begin() + n);
+  const LiveCacheResult result = evaluateLiveCache(*snapshot.model, sample, setup);
+  const std::string args = "(" + call.args[0] + "," + call.args[1] + ")";
+  out["kv_ppl" + args] = result.perplexity;
+  out["kv_live_share" + args] = result.liveShare;
+}
+
+// Numbers read off the probe's trace of one head: position arguments are 1-based.
+void addTraceNumber(const TourCall& call, const TraceSnapshot& snapshot, TourNumbers& out) {
+  const Model& model = *snapshot.model->model;
+  const HeadRef ref = headOf(call, model);
+  const HeadTrace& h = snapshot.trace.layers.at(ref.layer).heads.at(ref.head);
+  const int T = int(h.weights.rows());
+  auto position = [&](size_t i) {
+    const double p = call.numberArg(i);
+    if (!(p >= 1 && p <= T && p == std::floor(p)))
+      throw std::invalid_argument(call.key() + ": the probe has positions 1.." + std::to_string(T));
+    return int(p) - 1;
+  };
+  if (call.name == "zero_weights" || call.name == "zero_weight_share") {
+    long zeros = 0, visible = 0;
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j)
+        if (std::isfinite(h.scores(i, j))) {
+          ++visible;
+          zeros += h.weights(i, j) == 0.0f;
+        }
+    out[call.key()] = call.name == "zero_weights" ? double(zeros) : visible ? double(zeros) / visible : kUnknown;
+    return;
+  }
+  const int q = position(2);
+  if (call.name == "row_sum" || call.name == "top_key" || call.name == "top_weight" || call.name == "visible_keys") {
+    double sum = 0, best = -1;
+    int top = 0, visible = 0;
+    for (int j = 0; j < T; ++j) {
+      if (!std::isfinite(h.scores(q, j))) continue;
+      ++visible;
+      sum += h.weights(q, j);
+      if (h.weights(q, j) > best) best = h.weights(q, j), top = j;
+    }
+    out[call.key()] = call.name == "row_sum" ? sum : call.name == "top_key" ? top + 1 : call.name == "top_weight" ? best : visible;
+    return;
+  }
+  if (call.name == "head_output") {  // o_i,c = sum_j a_ij v_jc, the c-th number (1-based) of the head's output
+    const double c = call.numberArg(3);
+    if (!(c >= 1 && c <= h.v.cols() && c == std::floor(c)))
+      throw std::invalid_argument(call.key() + ": the head has output dimensions 1.." + std::to_string(h.v.cols()));
+    double o = 0;
+    for (int j = 0; j < T; ++j) o += double(h.weights(q, j)) * h.v(j, int(c) - 1);
+    out[call.key()] = o;
+    return;
+  }
+  const int k = position(3);
+  if (call.name == "weight") out[call.key()] = h.weights(q, k);
+  if (call.name == "score" && std::isfinite(h.scores(q, k))) out[call.key()] = h.scores(q, k);  // masked: unknown
+  if (call.name == "qk_score") {
+    const int d = int(h.q.cols());
+    double dot = 0;
+    for (int c = 0; c < d; ++c) dot += double(h.q(q, c)) * h.k(k, c);
+    out[call.key()] = dot / std::sqrt(double(d));
+  }
+}
+
+}  // namespace
+
+const std::vector<TourNumberSpec>& tourNumberSpecs() {
+  static const std::vector<TourNumberSpec> specs = {
+      {"step", {}, "optimiser steps done"},
+      {"total_steps", {}, "steps the run is set to train"},
+      {"loss", {}, "the latest training loss"},
+      {"val_loss", {}, "the latest validation loss"},
+      {"accuracy", {}, "the latest validation accuracy (0..1; tasks with answers)"},
+      {"layer", {}, "the selected layer"},
+      {"head", {}, "the selected head"},
+      {"n_layers", {}, "layers of the model"},
+      {"n_heads", {}, "heads per layer"},
+      {"d_head", {}, "dimensions of one head's q, k and v"},
+      {"probe_length", {}, "tokens in the probe"},
+      {"kv_bytes_per_token", {}, "bytes the KV cache holds per token (every layer's keys and values)"},
+      {"induction", {"L", "H"}, "induction score: weight on the token after the earlier copy, on repeated random sequences"},
+      {"prev_token", {"L", "H"}, "previous-token score: mean weight on the key just before the query"},
+      {"sink", {"L", "H"}, "mean weight on the first token"},
+      {"entropy", {"L", "H"}, "mean entropy of the head's rows (nats)"},
+      {"distance", {"L", "H"}, "mean distance from a query to the keys it attends to"},
+      {"best_induction", {}, "the largest induction score of any head"},
+      {"best_induction_layer", {}, "layer of that head"},
+      {"best_induction_head", {}, "head of that head"},
+      {"best_prev_token", {}, "the largest previous-token score of any head"},
+      {"best_prev_token_layer", {}, "layer of that head"},
+      {"best_prev_token_head", {}, "head of that head"},
+      {"weight", {"L", "H", "q", "k"}, "attention weight of query position q on key position k in the probe"},
+      {"score", {"L", "H", "q", "k"}, "the score before normalisation, positional bias included (n/a where masked)"},
+      {"qk_score", {"L", "H", "q", "k"}, "q.k / sqrt(d_head) from the traced q and k (no bias)"},
+      {"row_sum", {"L", "H", "q"}, "sum of query q's weights over its visible keys"},
+      {"top_key", {"L", "H", "q"}, "the key position query q attends to most"},
+      {"top_weight", {"L", "H", "q"}, "the largest weight of query q"},
+      {"visible_keys", {"L", "H", "q"}, "keys query q may see (not masked)"},
+      {"head_output", {"L", "H", "q", "c"}, "number c of the head's output for query q: sum over keys of weight times value"},
+      {"zero_weights", {"L", "H"}, "visible (query, key) pairs in the probe whose weight is exactly 0"},
+      {"zero_weight_share", {"L", "H"}, "the same as a share of the visible pairs"},
+      {"ablation", {"L", "H"}, "validation loss rise when the head is switched off"},
+      {"intact_loss", {}, "validation loss with the heads as shown"},
+      {"most_important_layer", {}, "layer of the head whose ablation raises the loss most"},
+      {"most_important_head", {}, "head of that head"},
+      {"most_important_ablation", {}, "its loss rise"},
+      {"least_important_ablation", {}, "the smallest loss rise of any head"},
+      {"drop_metric", {"order", "n"}, "task metric (accuracy, or loss) after removing n heads in order ascending, descending or random"},
+      {"kv_ppl", {"policy", "budget"}, "perplexity decoding 12 validation sequences through the KV cache under policy and budget (0: unlimited)"},
+      {"kv_live_share", {"policy", "budget"}, "share of the positions seen that stay in the cache, averaged over the decoding"},
+  };
+  return specs;
+}
+
+std::string checkTourCall(const TourCall& call) {
+  for (const TourNumberSpec& spec : tourNumberSpecs()) {
+    if (spec.name != call.name) continue;
+    if (spec.args.size() == call.args.size()) return {};
+    std::string form = spec.name;
+    if (!spec.args.empty()) {
+      form += "(";
+      for (size_t i = 0; i < spec.args.size(); ++i) form += (i ? ", " : "") + spec.args[i];
+      form += ")";
+    }
+    return "'" + call.name + "' takes " + std::to_string(spec.args.size()) + " argument(s): " + form;
+  }
+  return "unknown number '" + call.name + "' (the user guide lists them)";
+}
+
+TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRunState& state) {
+  TourNumbers out;
+  const ProgressSnapshot& p = state.progress;
+  if (state.hasProgress) {
+    out["step"] = p.step;
+    out["total_steps"] = p.total_steps;
+    out["loss"] = p.loss;
+    out["val_loss"] = p.val_loss;
+    out["accuracy"] = p.accuracy;
+  }
+  out["layer"] = state.selectedLayer + 1;
+  out["head"] = state.selectedHead + 1;
+  if (!state.trace || !state.trace->model || !state.trace->model->model || !state.trace->model->run) return out;
+  const ModelSnapshot& snapshot = *state.trace->model;
+  const ModelConfig& m = snapshot.model->config();
+  out["n_layers"] = m.n_layers;
+  out["n_heads"] = m.n_heads;
+  out["d_head"] = m.headDim();
+  out["kv_bytes_per_token"] = double(kvCacheBytesPerToken(m));
+  out["probe_length"] = double(state.trace->trace.tokens.size());
+  // "L" and "H" stand for the selected layer and head, "last" for the probe's last position: the
+  // value is computed for the call they resolve to and also filed under the call as written.
+  std::vector<TourCall> resolved;
+  std::vector<std::pair<std::string, std::string>> aliases;
+  for (TourCall call : calls) {
+    const std::string written = call.key();
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      if (call.args[i] == "L" && i == 0) call.args[i] = std::to_string(state.selectedLayer + 1);
+      if (call.args[i] == "H" && i == 1) call.args[i] = std::to_string(state.selectedHead + 1);
+      if (call.args[i] == "last" && i >= 2) call.args[i] = std::to_string(state.trace->trace.tokens.size());
+    }
+    if (call.key() != written) aliases.push_back({written, call.key()});
+    resolved.push_back(call);
+  }
+  bool diagnostics = false, importance = false;
+  std::vector<const TourCall*> cache;
+  for (const TourCall& call : resolved) {
+    if (out.count(call.key())) continue;
+    if (const std::string why = checkTourCall(call); !why.empty()) throw std::invalid_argument(why);
+    if (kDiagnostics.count(call.name)) diagnostics = true;
+    else if (kImportance.count(call.name)) importance = true;
+    else if (call.name.rfind("kv_", 0) == 0) cache.push_back(&call);
+    else if (!call.args.empty()) addTraceNumber(call, *state.trace, out);
+  }
+  if (diagnostics) addDiagnostics(resolved, snapshot, out);
+  if (importance) addImportance(resolved, snapshot, out);
+  for (const TourCall* call : cache)
+    if (!out.count(call->key())) addCache(*call, snapshot, out);
+  for (const auto& [written, key] : aliases)
+    if (out.count(key)) out[written] = out[key];
+  return out;
+}
+
+}  // namespace attnlab

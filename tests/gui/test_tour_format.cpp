@@ -1,0 +1,203 @@
+// The tour format: expressions, number templates, the tour file parser's errors (file, line,
+// reason), and the live numbers computed from a real (tiny) run.
+#include <QSignalSpy>
+#include <QTest>
+#include <cmath>
+
+#include "tiny_experiment.h"
+#include "tour_expression.h"
+#include "tour_file.h"
+#include "tour_numbers.h"
+#include "training_session.h"
+
+using namespace attnlab;
+
+class TestTourFormat : public QObject {
+  Q_OBJECT
+ private slots:
+  void expressionsFollowPrecedence() {
+    TourExpression e;
+    QCOMPARE(QString::fromStdString(TourExpression::parse("1 + 2 * 3 - 4 / 2", e)), QString());
+    QCOMPARE(e.evaluate({}), 5.0);
+    QVERIFY(TourExpression::parse("-(1 + 2) * 2 < -5 and not 0 or 0", e).empty());
+    QCOMPARE(e.evaluate({}), 1.0);
+    QVERIFY(TourExpression::parse("2 >= 3 || 1 != 1", e).empty());
+    QCOMPARE(e.evaluate({}), 0.0);
+    QVERIFY(TourExpression::parse("!(1 == 1)", e).empty());
+    QCOMPARE(e.evaluate({}), 0.0);
+  }
+
+  void callsAreLookedUpByKey() {
+    TourExpression e;
+    QVERIFY(TourExpression::parse("induction(2, 1) > 0.3 and step >= 200", e).empty());
+    QCOMPARE(e.calls().size(), size_t(2));
+    QCOMPARE(QString::fromStdString(e.calls()[0].key()), QStringLiteral("induction(2,1)"));
+    QVERIFY(e.holds({{"induction(2,1)", 0.5}, {"step", 200}}));
+    QVERIFY(!e.holds({{"induction(2,1)", 0.2}, {"step", 200}}));
+    // An unknown number decides nothing: the condition does not hold, and "not" keeps it unknown.
+    QVERIFY(!e.holds({{"step", 200}}));
+    QVERIFY(TourExpression::parse("not order", e).empty());  // "order" is a name, not "or" + "der"
+    QVERIFY(std::isnan(e.evaluate({})));
+    QVERIFY(TourExpression::parse("kv_ppl(streaming_llm, 25%) / kv_ppl('full', 0)", e).empty());
+    QCOMPARE(QString::fromStdString(e.calls()[0].key()), QStringLiteral("kv_ppl(streaming_llm,25%)"));
+    QCOMPARE(QString::fromStdString(e.calls()[1].key()), QStringLiteral("kv_ppl(full,0)"));
+    QCOMPARE(e.evaluate({{"kv_ppl(streaming_llm,25%)", 6}, {"kv_ppl(full,0)", 4}}), 1.5);
+  }
+
+  void badExpressionsSayWhere() {
+    TourExpression e;
+    QCOMPARE(QString::fromStdString(TourExpression::parse("induction(2,1 > 3", e)),
+             QStringLiteral("at column 15: expected ')' after the arguments of induction"));
+    QCOMPARE(QString::fromStdString(TourExpression::parse("1 +", e)), QStringLiteral("at column 4: expected a number or a name"));
+    QCOMPARE(QString::fromStdString(TourExpression::parse("1 2", e)), QStringLiteral("at column 3: unexpected '2'"));
+    QCOMPARE(QString::fromStdString(TourExpression::parse("step > inducton(1,1)", e, checkTourCall)),
+             QStringLiteral("at column 8: unknown number 'inducton' (the user guide lists them)"));
+    QCOMPARE(QString::fromStdString(TourExpression::parse("induction(1)", e, checkTourCall)),
+             QStringLiteral("at column 1: 'induction' takes 2 argument(s): induction(L, H)"));
+  }
+
+  void templatesFormatNumbers() {
+    TourTemplate t;
+    QVERIFY(TourTemplate::parse("score {induction(2,1):.2f}, {share:%}, {share:.2%}, step {step}, {x}, {n:d} {{braces}}", t, {}).empty());
+    QCOMPARE(QString::fromStdString(t.render({{"induction(2,1)", 0.4567}, {"share", 0.25}, {"step", 200}, {"x", 0.0123456}, {"n", 2.6}})),
+             QStringLiteral("score 0.46, 25.0%, 25.00%, step 200, 0.0123, 3 {braces}"));
+    QCOMPARE(QString::fromStdString(t.render({})), QStringLiteral("score n/a, n/a, n/a, step n/a, n/a, n/a {braces}"));
+    QCOMPARE(t.calls().size(), size_t(6));
+    QCOMPARE(QString::fromStdString(TourTemplate::parse("a {step", t)), QStringLiteral("column 3: '{' is never closed (write '{{' for a brace)"));
+    QCOMPARE(QString::fromStdString(TourTemplate::parse("a {step:.2x}", t)), QStringLiteral("column 3: unknown format ':.2x' (use .2f, %, .1%, d)"));
+    QCOMPARE(QString::fromStdString(TourTemplate::parse("{steps}", t, checkTourCall)),
+             QStringLiteral("column 1: in {steps}: at column 1: unknown number 'steps' (the user guide lists them)"));
+  }
+
+  void parsesATour() {
+    const std::string text =
+        "# A tour\n"
+        "@summary What it is.\n"
+        "@duration 1 minute\n"
+        "// a comment\n"
+        "## First step\n"
+        "Some *Markdown*, step {step}.\n"
+        "@preset induction\n"
+        "@set train.steps=300\n"
+        "@train-until 300 induction(2,1) > 0.3\n"
+        "@select 2 1\n"
+        "@view attention\n"
+        "@kv streaming_llm 8\n"
+        "@highlight heatmap Look here\n"
+        "@predict Which key?\n"
+        "@choice This one\n"
+        "@choice That one\n"
+        "@answer 2\n"
+        "@reveal It was that one: {weight(2,1,3,1):.2f}.\n"
+        "@check induction(2,1) > 0.3\n"
+        "@pass Formed: {induction(2,1):.2f}.\n"
+        "@fail Not yet.\n"
+        "\n"
+        "## Second\n"
+        "@train 100\n"
+        "More text.\n";
+    Tour tour;
+    QCOMPARE(QString::fromStdString(parseTour(text, "a", "a.tour", tour, {"attention", "kv"})), QString());
+    QCOMPARE(QString::fromStdString(tour.title), QStringLiteral("A tour"));
+    QCOMPARE(tour.steps.size(), size_t(2));
+    const TourStep& s = tour.steps[0];
+    QCOMPARE(s.line, 5);
+    QCOMPARE(s.actions.size(), size_t(7));
+    QCOMPARE(int(s.actions[2].kind), int(TourAction::Kind::TrainUntil));
+    QCOMPARE(s.actions[2].steps, 300);
+    QCOMPARE(s.actions[3].layer, 2);
+    QCOMPARE(QString::fromStdString(s.actions[5].detail), QStringLiteral("8"));
+    QCOMPARE(QString::fromStdString(s.actions[6].detail), QStringLiteral("Look here"));
+    QCOMPARE(s.choices.size(), size_t(2));
+    QCOMPARE(s.answer, 2);
+    QCOMPARE(s.checks.size(), size_t(1));
+    QCOMPARE(QString::fromStdString(s.checks[0].pass.render({{"induction(2,1)", 0.5}})), QStringLiteral("Formed: 0.50."));
+    QCOMPARE(QString::fromStdString(s.text.render({{"step", 7}})), QStringLiteral("Some *Markdown*, step 7."));
+    QCOMPARE(s.calls().size(), size_t(5));  // step, condition, reveal's weight, check, pass
+    QCOMPARE(QString::fromStdString(tour.steps[1].text.render({})), QStringLiteral("More text."));
+  }
+
+  void refusesMalformedToursWithFileLineAndReason() {
+    const std::string head = "# T\n@summary s\n## Step\n";
+    const std::vector<std::pair<std::string, QString>> cases = {
+        {"", "x.tour:1: the file is empty"},
+        {"Title without hash\n", "x.tour:1: a tour starts with its title: '# Title'"},
+        {"# T\n## Step\n", "x.tour:1: the tour needs '@summary ...' in its header"},
+        {"# T\n@summary s\n", "x.tour:2: the tour has no steps ('## Step title')"},
+        {"# T\n@sumary s\n## S\n", "x.tour:2: unknown header line '@sumary' (summary, duration, check-note, order)"},
+        {head + "@preset nosuch\n", "x.tour:4: unknown preset \"nosuch\""},
+        {head + "@train many\n", "x.tour:4: @train needs the step to train to, a positive whole number"},
+        {head + "@view nowhere\n", "x.tour:4: unknown view 'nowhere' (attention, kv)"},
+        {head + "text\n@check induction(1 1)\n", "x.tour:5: in @check: at column 13: expected ')' after the arguments of induction"},
+        {head + "@select 2\n", "x.tour:4: @select needs a layer and a head: '@select 2 1'"},
+        {head + "@predict Q?\n@choice a\n@choice b\n", "x.tour:3: @predict needs @answer N with N from 1 to 2"},
+        {head + "@pass fine\n", "x.tour:4: @pass comes after a @check"},
+        {head + "@frobnicate\n", ""},
+        {head + "Score {induction(1)}\n", "x.tour:3: in the text of step \"Step\": column 7: in {induction(1)}: at column 1: 'induction' takes 2 argument(s): induction(L, H)"},
+    };
+    for (const auto& [text, expected] : cases) {
+      Tour tour;
+      tour.title = "untouched";
+      const QString why = QString::fromStdString(parseTour(text, "x", "x.tour", tour, {"attention", "kv"}));
+      if (expected.isEmpty()) QVERIFY2(why.startsWith("x.tour:4: unknown line '@frobnicate'"), qPrintable(why));
+      else QVERIFY2(why.startsWith(expected), qPrintable(why));  // the preset message goes on to list them
+      QCOMPARE(QString::fromStdString(tour.title), QStringLiteral("untouched"));  // nothing half-parsed is handed out
+    }
+  }
+
+  // The numbers of a real run, from its trace and model snapshot.
+  void computesLiveNumbersFromARun() {
+    ExperimentConfig config = testing::tinyConfig(6);
+    QVERIFY(applyOverride(config, "model.positional=none").empty());
+    TrainingSession session;
+    std::shared_ptr<const TraceSnapshot> last;
+    connect(&session, &TrainingSession::traced, this, [&](const auto& trace) { last = trace; });
+    session.start(config);
+    QTRY_VERIFY_WITH_TIMEOUT(last && last->step == 6 && session.state() == TrainingSession::State::Finished, 60000);
+
+    TourRunState state;
+    state.trace = last;
+    state.hasProgress = true;
+    state.progress.step = 6;
+    state.selectedLayer = 1;
+    std::vector<TourCall> calls;
+    TourExpression e;
+    const char* wanted =
+        "row_sum(1,2,4) + weight(1,1,3,2) + score(2,1,5,2) + qk_score(2,1,5,2) + top_key(1,1,4) + visible_keys(2,2,5) + "
+        "zero_weights(1,1) + induction(2,1) + best_induction + best_induction_layer + prev_token(1,2) + ablation(1,1) + "
+        "most_important_layer + drop_metric(descending,4) + kv_ppl(full,0) + kv_ppl(window,4) + kv_live_share(window,4) + "
+        "layer + step + score(1,1,2,3)";
+    QCOMPARE(QString::fromStdString(TourExpression::parse(wanted, e, checkTourCall)), QString());
+    const TourNumbers n = computeTourNumbers(e.calls(), state);
+    const HeadTrace& h21 = last->trace.layers[1].heads[0];
+    QVERIFY(std::fabs(n.at("row_sum(1,2,4)") - 1) < 1e-5);
+    QCOMPARE(n.at("weight(1,1,3,2)"), double(last->trace.layers[0].heads[0].weights(2, 1)));
+    QCOMPARE(n.at("score(2,1,5,2)"), double(h21.scores(4, 1)));
+    QVERIFY(std::fabs(n.at("qk_score(2,1,5,2)") - n.at("score(2,1,5,2)")) < 1e-4);  // no positional bias under NoPE
+    QVERIFY(n.at("top_key(1,1,4)") >= 1 && n.at("top_key(1,1,4)") <= 4);
+    QCOMPARE(n.at("visible_keys(2,2,5)"), 5.0);  // causal: keys 1..5
+    QCOMPARE(n.at("zero_weights(1,1)"), 0.0);     // softmax in fp32 gives no exact zeros here
+    QVERIFY(n.at("induction(2,1)") >= 0 && n.at("induction(2,1)") <= 1);
+    QVERIFY(n.at("best_induction") >= n.at("induction(2,1)"));
+    QVERIFY(n.at("best_induction_layer") >= 1 && n.at("best_induction_layer") <= 2);
+    QVERIFY(std::isfinite(n.at("ablation(1,1)")));
+    QVERIFY(n.at("most_important_layer") >= 1);
+    QVERIFY(std::isfinite(n.at("drop_metric(descending,4)")));
+    QVERIFY(n.at("kv_ppl(full,0)") > 1);
+    QCOMPARE(n.at("kv_live_share(full,0)"), 1.0);
+    QVERIFY(n.at("kv_live_share(window,4)") < 1);
+    QCOMPARE(n.at("layer"), 2.0);
+    QCOMPARE(n.at("step"), 6.0);
+    QVERIFY(!n.count("score(1,1,2,3)"));  // masked: not a number
+    QVERIFY(std::isnan(e.evaluate(n)));  // one unknown number makes the whole sum unknown
+
+    TourExpression bad;
+    QVERIFY(TourExpression::parse("induction(3,1)", bad, checkTourCall).empty());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, computeTourNumbers(bad.calls(), state));
+    QVERIFY(TourExpression::parse("kv_ppl(nosuch,4)", bad, checkTourCall).empty());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, computeTourNumbers(bad.calls(), state));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTourFormat)
+#include "test_tour_format.moc"
