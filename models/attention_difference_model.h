@@ -12,17 +12,17 @@
 
 namespace attnlab {
 
-class AttentionMapModel;
+class HeadSelection;
 
 class AttentionDifferenceModel : public QObject {
   Q_OBJECT
  public:
   explicit AttentionDifferenceModel(QObject* parent = nullptr);
 
-  // The two maps compared (either may be null); recomputes.
-  void setMaps(const AttentionMapModel* a, const AttentionMapModel* b);
-  const AttentionMapModel* a() const { return a_; }
-  const AttentionMapModel* b() const { return b_; }
+  // The two runs compared, each by its selection beside its map (either may be null); recomputes.
+  void setRuns(const HeadSelection* a, const HeadSelection* b);
+  const HeadSelection* a() const { return a_; }
+  const HeadSelection* b() const { return b_; }
 
   bool hasDifference() const { return size_ > 0; }
   QString reason() const { return reason_; }  // why there is no difference ("" when there is one)
@@ -44,8 +44,8 @@ class AttentionDifferenceModel : public QObject {
  private:
   void recompute();
 
-  const AttentionMapModel* a_ = nullptr;
-  const AttentionMapModel* b_ = nullptr;
+  const HeadSelection* a_ = nullptr;
+  const HeadSelection* b_ = nullptr;
   std::vector<QMetaObject::Connection> connections_;
   Mat difference_;
   std::vector<char> masked_;  // masked in either run

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "colormap.h"
-
 namespace attnlab {
 
 namespace {
@@ -20,33 +18,52 @@ std::vector<int> shapeOf(const TraceSnapshot* snapshot) {
 
 }  // namespace
 
+// ---- one head's map ----------------------------------------------------------------------------
+
+HeadMap::HeadMap(const AttentionMapModel* model, int layer, int head)
+    : model_(model), trace_(model->head(layer, head)), layer_(layer), head_(head) {}
+
+int HeadMap::size() const { return trace_ ? static_cast<int>(trace_->weights.rows()) : 0; }
+
+float HeadMap::weight(int query, int key) const { return trace_->weights(query, key); }
+
+float HeadMap::score(int query, int key) const {
+  const Mat& scores = trace_->scores;
+  const bool recorded = query < scores.rows() && key < scores.cols();
+  return recorded ? scores(query, key) : std::numeric_limits<float>::quiet_NaN();
+}
+
+bool HeadMap::isMasked(int query, int key) const {
+  // A trace without scores has nothing masked that we could tell from a zero weight.
+  if (trace_->scores.rows() <= query || trace_->scores.cols() <= key) return false;
+  const float s = trace_->scores(query, key);
+  return std::isinf(s) && s < 0;
+}
+
+float HeadMap::maxWeight() const { return model_->maxWeight(layer_, head_); }
+
+QString HeadMap::variant() const {
+  return trace_ ? QString::fromStdString(model_->snapshot()->trace.layers[layer_].variant) : QString();
+}
+
+bool HeadMap::isEvicted(int query, int key) const { return model_->isEvicted(layer_, head_, query, key); }
+
+// ---- the trace ---------------------------------------------------------------------------------
+
 void AttentionMapModel::setTrace(std::shared_ptr<const TraceSnapshot> snapshot) {
   const bool reshaped = shapeOf(snapshot.get()) != shapeOf(snapshot_.get());
   snapshot_ = std::move(snapshot);
-  if (layer_ >= layerCount() || head_ >= headCount(layer_)) layer_ = head_ = 0;
-  updateMaxWeight();
   if (reshaped) emit shapeChanged();
   emit mapChanged();
 }
 
 void AttentionMapModel::clear() {
   snapshot_.reset();
-  layer_ = head_ = 0;
-  maxWeight_ = 0;
   emit shapeChanged();
   emit mapChanged();
 }
 
-void AttentionMapModel::select(int layer, int head) {
-  if (layer < 0 || layer >= layerCount() || head < 0 || head >= headCount(layer)) return;
-  if (layer == layer_ && head == head_) return;
-  layer_ = layer;
-  head_ = head;
-  updateMaxWeight();
-  emit mapChanged();
-}
-
-bool AttentionMapModel::hasMap() const { return layerCount() > 0 && headCount(layer_) > 0 && size() > 0; }
+bool AttentionMapModel::hasMap() const { return layerCount() > 0 && headCount(0) > 0 && headMap(0, 0).size() > 0; }
 
 int AttentionMapModel::layerCount() const { return snapshot_ ? static_cast<int>(snapshot_->trace.layers.size()) : 0; }
 
@@ -59,33 +76,6 @@ bool AttentionMapModel::isSwitchedOff(int layer, int head) const {
   if (!snapshot_ || !snapshot_->model) return false;
   const auto& gains = snapshot_->model->headGains;
   return layer >= 0 && layer < int(gains.size()) && head >= 0 && head < int(gains[layer].size()) && gains[layer][head] == 0;
-}
-
-QString AttentionMapModel::variant() const {
-  return layerCount() > 0 ? QString::fromStdString(snapshot_->trace.layers[layer_].variant) : QString();
-}
-
-const HeadTrace& AttentionMapModel::selected() const { return snapshot_->trace.layers[layer_].heads[head_]; }
-
-int AttentionMapModel::size() const {
-  if (layerCount() == 0 || headCount(layer_) == 0) return 0;
-  return static_cast<int>(selected().weights.rows());
-}
-
-float AttentionMapModel::weight(int query, int key) const { return selected().weights(query, key); }
-
-float AttentionMapModel::score(int query, int key) const {
-  const Mat& scores = selected().scores;
-  const bool recorded = query < scores.rows() && key < scores.cols();
-  return recorded ? scores(query, key) : std::numeric_limits<float>::quiet_NaN();
-}
-
-bool AttentionMapModel::isMasked(int query, int key) const {
-  const HeadTrace& head = selected();
-  // A trace without scores has nothing masked that we could tell from a zero weight.
-  if (head.scores.rows() <= query || head.scores.cols() <= key) return false;
-  const float s = head.scores(query, key);
-  return std::isinf(s) && s < 0;
 }
 
 QString AttentionMapModel::tokenLabel(int position) const {
@@ -102,8 +92,6 @@ QString AttentionMapModel::tokenLabel(int position) const {
   text.replace(QLatin1Char('\t'), QChar(0x21e5));  // rightwards arrow to bar
   return text;
 }
-
-void AttentionMapModel::updateMaxWeight() { maxWeight_ = hasMap() ? maxWeight(layer_, head_) : 0; }
 
 const HeadTrace* AttentionMapModel::head(int layer, int head) const {
   if (head < 0 || head >= headCount(layer)) return nullptr;
@@ -131,6 +119,8 @@ bool AttentionMapModel::isEvicted(int layer, int head, int query, int key) const
          heads[head][index];
 }
 
+// ---- colour scale ------------------------------------------------------------------------------
+
 void AttentionMapModel::setColourScale(ColourScale scale) {
   if (scale == scale_) return;
   scale_ = scale;
@@ -142,22 +132,6 @@ double AttentionMapModel::rampPosition(double weight, double top) const {
   if (scale_ == ColourScale::Linear) return std::min(weight / top, 1.0);
   const double decadesBelowTop = std::log10(top / weight);
   return std::clamp(1.0 - decadesBelowTop / kLogDecades, 0.0, 1.0);
-}
-
-QImage AttentionMapModel::mapImage(int layer, int head) const {
-  const HeadTrace* h = this->head(layer, head);
-  if (!h || h->weights.rows() == 0) return {};
-  const int n = static_cast<int>(h->weights.rows());
-  const double top = maxWeight(layer, head);
-  QImage image(n, n, QImage::Format_RGB32);
-  for (int q = 0; q < n; ++q) {
-    auto* row = reinterpret_cast<QRgb*>(image.scanLine(q));
-    for (int k = 0; k < n; ++k) {
-      const bool masked = q < h->scores.rows() && k < h->scores.cols() && std::isinf(h->scores(q, k)) && h->scores(q, k) < 0;
-      row[k] = masked ? kMaskedColour : rampColor(rampPosition(h->weights(q, k), top)).rgb();
-    }
-  }
-  return image;
 }
 
 }  // namespace attnlab

@@ -48,4 +48,10 @@ QVariant LossHistoryModel::headerData(int section, Qt::Orientation orientation, 
   return {};
 }
 
+void LossHistoryModel::setPlannedSteps(int steps) {
+  if (steps == plannedSteps_) return;
+  plannedSteps_ = steps;
+  emit plannedStepsChanged();
+}
+
 }  // namespace attnlab

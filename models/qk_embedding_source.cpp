@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "analysis/qk_embedding.h"
-#include "attention_map_model.h"
+#include "head_selection.h"
 
 namespace attnlab {
 
@@ -82,9 +82,10 @@ QkEmbeddingData embeddingData(const Model& model, const Vocabulary& vocabulary, 
   return data;
 }
 
-QkEmbeddingSource::QkEmbeddingSource(AttentionMapModel* attention, QkEmbeddingModel* model, QObject* parent)
-    : QObject(parent), attention_(attention), model_(model) {
-  connect(attention_, &AttentionMapModel::mapChanged, this, &QkEmbeddingSource::follow);
+QkEmbeddingSource::QkEmbeddingSource(const HeadSelection* selection, QkEmbeddingModel* model, QObject* parent)
+    : QObject(parent), selection_(selection), model_(model) {
+  connect(selection_->map(), &AttentionMapModel::mapChanged, this, &QkEmbeddingSource::follow);
+  connect(selection_, &HeadSelection::headChanged, this, &QkEmbeddingSource::follow);
   connect(&job_, &BackgroundJob::failed, this, &QkEmbeddingSource::failed);
 }
 
@@ -94,15 +95,15 @@ void QkEmbeddingSource::setActive(bool active) {
 }
 
 void QkEmbeddingSource::follow() {
-  const TraceSnapshot* trace = attention_->snapshot();
-  if (!trace || !trace->model || !attention_->hasMap()) {
+  const TraceSnapshot* trace = selection_->map()->snapshot();
+  if (!trace || !trace->model || !selection_->map()->hasMap()) {
     job_.cancel();
     if (model_->hasData()) model_->setData(nullptr);
     return;
   }
   stale_ = !active_;
   if (stale_) return;
-  const int layer = attention_->selectedLayer(), head = attention_->selectedHead();
+  const int layer = selection_->layer(), head = selection_->head();
   // Copied on the UI thread: the job must not read the trace, which a newer one may replace.
   const std::shared_ptr<const ModelSnapshot> snapshot = trace->model;
   std::vector<int> tokens = trace->trace.tokens;

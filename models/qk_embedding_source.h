@@ -16,7 +16,7 @@
 
 namespace attnlab {
 
-class AttentionMapModel;
+class HeadSelection;
 
 // Roles from one head's [T, T] map (rows queries, 0 where masked) and the probe's tokens. A query
 // is named by the key it weighs most: "query → previous token" (i - 1), "query → induction target"
@@ -37,7 +37,7 @@ QkEmbeddingData embeddingData(const Model& model, const Vocabulary& vocabulary, 
 class QkEmbeddingSource : public QObject {
   Q_OBJECT
  public:
-  QkEmbeddingSource(AttentionMapModel* attention, QkEmbeddingModel* model, QObject* parent = nullptr);
+  QkEmbeddingSource(const HeadSelection* selection, QkEmbeddingModel* model, QObject* parent = nullptr);
 
   // Inactive, new traces are only noted; activating computes the latest if it is not shown yet.
   void setActive(bool active);
@@ -49,7 +49,7 @@ class QkEmbeddingSource : public QObject {
  private:
   void follow();
 
-  AttentionMapModel* attention_;
+  const HeadSelection* selection_;
   QkEmbeddingModel* model_;
   BackgroundJob job_;
   bool active_ = false;

@@ -7,6 +7,7 @@
 
 #include "analysis/analysis.h"
 #include "io/checkpoint.h"
+#include "step_timer.h"
 #include "train/trainer.h"
 
 #include "worker_priority.h"
@@ -316,7 +317,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
   auto lastTrace = Clock::now();
 
   ProgressSnapshot progress = progressOf(trainer);
-  double stepSeconds = 0;  // smoothed wall time per step, validation and traces included
+  StepTimer stepTimer;  // wall time per step over the recent steps, validation and traces included
   bool firstTimedStep = true;
   bool pauseAnnounced = false;  // a save or probe while paused wakes the worker without ending the pause
   while (!trainer.finished() && !stopRequested_) {
@@ -350,14 +351,14 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
     }
 
     const double seconds = std::chrono::duration<double>(Clock::now() - began).count();
-    stepSeconds = smooth(stepSeconds, seconds, firstTimedStep);
+    stepTimer.add(seconds);
     progress.tokens_per_second = smooth(progress.tokens_per_second, step.tokens_per_second, firstTimedStep);
     firstTimedStep = false;
     progress.step = step.step;
     progress.loss = step.loss;
     progress.lr = step.lr;
-    progress.steps_per_second = 1.0 / std::max(stepSeconds, 1e-9);
-    progress.seconds_left = (train.steps - step.step) * stepSeconds;
+    progress.steps_per_second = 1.0 / std::max(stepTimer.secondsPerStep(), 1e-9);
+    progress.seconds_left = stepTimer.secondsLeft(train.steps - step.step);
     publishStep(point, progress);
   }
 }

@@ -54,7 +54,8 @@ class TestKvDecode : public QObject {
     QTest::addColumn<QString>("attention");
     QTest::addColumn<QString>("positional");
     QTest::addColumn<QString>("option");
-    const QStringList variants = {"softmax", "sigmoid", "window", "oattention", "linear"};
+    const QStringList variants = {"softmax", "sigmoid", "window", "oattention", "linear", "qk_norm", "softmax_sink", "l1_score",
+                                  "static_map", "no_mixing"};
     const QStringList encodings = {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log", "accumulated_rotation"};
     for (const auto& v : variants)
       for (const auto& p : encodings) QTest::newRow(qPrintable(v + "/" + p)) << v << p << QString();

@@ -12,6 +12,7 @@
 #include "attention_difference_model.h"
 #include "attention_map_model.h"
 #include "grid_labels.h"
+#include "head_selection.h"
 
 namespace attnlab {
 
@@ -141,7 +142,7 @@ bool AttentionDifferenceView::event(QEvent* event) {
   if (model_->isMasked(query, key)) {
     text += tr("masked");
   } else {
-    const float a = model_->a()->weight(query, key), b = model_->b()->weight(query, key);
+    const float a = model_->a()->shown().weight(query, key), b = model_->b()->shown().weight(query, key);
     text += tr("%1: %2\n%3: %4\ndifference %5").arg(nameA_).arg(a, 0, 'g', 3).arg(nameB_).arg(b, 0, 'g', 3).arg(signedNumber(a - b));
   }
   QToolTip::showText(help->globalPos(), text, this, cellRect(query, key));

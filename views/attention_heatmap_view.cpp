@@ -4,6 +4,8 @@
 #include <QHelpEvent>
 #include <QImage>
 #include <QMenu>
+#include <QMouseEvent>
+#include <QPaintEngine>
 #include <QPainter>
 #include <QTextStream>
 #include <QToolTip>
@@ -13,6 +15,9 @@
 #include <cmath>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
+#include "map_image.h"
+#include "shared_colour_scale.h"
 #include "grid_labels.h"
 #include "colormap.h"
 
@@ -75,9 +80,12 @@ void markEvicted(QPainter& painter, const QRect& cell) {
 
 }  // namespace
 
-AttentionHeatmapView::AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent)
-    : QWidget(parent), model_(model) {
+AttentionHeatmapView::AttentionHeatmapView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), model_(context.attention), selection_(context.selection), colourScale_(context.colourScale) {
+  if (colourScale_) connect(colourScale_, &SharedColourScale::changed, this, qOverload<>(&QWidget::update));
   connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+  connect(selection_, &HeadSelection::headChanged, this, qOverload<>(&QWidget::update));
+  connect(selection_, &HeadSelection::queryChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
@@ -93,7 +101,7 @@ QFont AttentionHeatmapView::labelFont() const {
 
 AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   Geometry g;
-  const int n = model_->size();
+  const int n = shown().size();
   if (n == 0) return g;
   const QFontMetrics fm(labelFont());
 
@@ -136,9 +144,9 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, QFontMetrics(font()).height()), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("Layer %1, head %2 \u00b7 %3 attention \u00b7 step %4 \u00b7 rows: queries, columns: keys")
-                       .arg(model_->selectedLayer() + 1)
-                       .arg(model_->selectedHead() + 1)
-                       .arg(model_->variant())
+                       .arg(selection_->layer() + 1)
+                       .arg(selection_->head() + 1)
+                       .arg(shown().variant())
                        .arg(model_->step()));
   paintCells(painter, g);
   paintLabels(painter, g);
@@ -148,32 +156,46 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
 void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) const {
   // One pixel per cell, scaled up without smoothing: cells stay exact colours and a long probe
   // paints as fast as a short one. Masked runs of a row are then hatched as one rectangle each.
-  const int n = model_->size();
-  painter.drawImage(g.grid, model_->mapImage(model_->selectedLayer(), model_->selectedHead()));
+  const HeadMap map = shown();
+  const int n = map.size();
+  const double top = colourTop();
+  if (painter.paintEngine()->type() == QPaintEngine::SVG) {
+    // A vector file gets one rectangle per cell, so it scales without blurring.
+    for (int q = 0; q < n; ++q)
+      for (int k = 0; k < n; ++k)
+        painter.fillRect(QRect(g.grid.left() + k * g.cell, g.grid.top() + q * g.cell, g.cell, g.cell),
+                         map.isMasked(q, k) ? QColor(kMaskedColour) : rampColor(model_->rampPosition(map.weight(q, k), top)));
+  } else {
+    painter.drawImage(g.grid, mapImage(*model_, map.layer(), map.head(), top));
+  }
   // The image already paints masked cells grey; hatch each row's masked runs.
   QVector<QRect> masked;
   for (int q = 0; q < n; ++q) {
     for (int k = 0; k < n;) {
-      if (!model_->isMasked(q, k)) {
+      if (!map.isMasked(q, k)) {
         ++k;
         continue;
       }
       const int first = k;
-      while (k < n && model_->isMasked(q, k)) ++k;
+      while (k < n && map.isMasked(q, k)) ++k;
       masked.append(QRect(g.grid.left() + first * g.cell, g.grid.top() + q * g.cell, (k - first) * g.cell, g.cell));
     }
   }
   hatch(painter, masked);
   for (int q = 0; q < n; ++q)
     for (int k = 0; k < n; ++k)
-      if (model_->isEvicted(q, k)) markEvicted(painter, cellRect(q, k));
+      if (map.isEvicted(q, k)) markEvicted(painter, cellRect(q, k));
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
+  if (const int q = selection_->query(); q >= 0 && q < n) {  // the query chosen in any view
+    painter.setPen(QPen(palette().color(QPalette::Highlight), 2));
+    painter.drawRect(QRect(g.grid.left(), g.grid.top() + q * g.cell, n * g.cell, g.cell).adjusted(-1, -1, 0, 0));
+  }
 }
 
 void AttentionHeatmapView::paintLabels(QPainter& painter, const Geometry& g) const {
   painter.setPen(palette().color(QPalette::Text));
-  paintGridLabels(painter, labelFont(), model_->size(), [this](int i) { return model_->tokenLabel(i); },
+  paintGridLabels(painter, labelFont(), shown().size(), [this](int i) { return model_->tokenLabel(i); },
                   {g.grid, g.cell, g.labelWidth, g.labelLeft, g.labelEvery, kGap});
 }
 
@@ -186,7 +208,7 @@ void AttentionHeatmapView::paintLegend(QPainter& painter, const Geometry& g) con
 
   const QFontMetrics fm(painter.font());
   painter.setPen(palette().color(QPalette::Text));
-  const double top = model_->maxWeight();
+  const double top = colourTop();
   // Ticks where the ramp shows top, top/2, 0 (linear) or top and each decade below it (log).
   std::vector<std::pair<double, QString>> ticks;  // ramp position, label
   if (model_->colourScale() == AttentionMapModel::ColourScale::Linear) {
@@ -250,31 +272,44 @@ QString AttentionHeatmapView::tooltipFor(int query, int key) const {
                      .arg(model_->tokenLabel(query))
                      .arg(key)
                      .arg(model_->tokenLabel(key));
-  if (model_->isMasked(query, key)) return text + tr("masked: this key is not visible (score \u2212\u221e)");
-  text += tr("weight %1\nscore %2").arg(model_->weight(query, key), 0, 'g', 4).arg(model_->score(query, key), 0, 'g', 4);
-  if (model_->isEvicted(query, key)) text += tr("\nevicted by the KV-cache policy");
+  if (shown().isMasked(query, key)) return text + tr("masked: this key is not visible (score \u2212\u221e)");
+  text += tr("weight %1\nscore %2").arg(shown().weight(query, key), 0, 'g', 4).arg(shown().score(query, key), 0, 'g', 4);
+  if (shown().isEvicted(query, key)) text += tr("\nevicted by the KV-cache policy");
   return text;
 }
 
 QString AttentionHeatmapView::exportName() const {
-  return QStringLiteral("attention-L%1-H%2").arg(model_->selectedLayer() + 1).arg(model_->selectedHead() + 1);
+  return QStringLiteral("attention-L%1-H%2").arg(selection_->layer() + 1).arg(selection_->head() + 1);
 }
 
 bool AttentionHeatmapView::hasExportData() const { return model_->hasMap(); }
 
 void AttentionHeatmapView::writeCsv(QTextStream& out) const {
   out << "query,key,query_token,key_token,weight,score,masked,evicted\n";
-  const int n = model_->size();
+  const HeadMap map = shown();
+  const int n = map.size();
   for (int q = 0; q < n; ++q)
     for (int k = 0; k < n; ++k) {
-      const bool masked = model_->isMasked(q, k);
-      const float score = model_->score(q, k);
+      const bool masked = map.isMasked(q, k);
+      const float score = map.score(q, k);
       out << q << ',' << k << ',' << csvField(model_->tokenLabel(q)) << ',' << csvField(model_->tokenLabel(k)) << ','
-          << QString::number(model_->weight(q, k), 'g', 7) << ','
+          << QString::number(map.weight(q, k), 'g', 7) << ','
           << (masked || std::isnan(score) ? QString() : QString::number(score, 'g', 7)) << ',' << (masked ? 1 : 0) << ','
-          << (model_->isEvicted(q, k) ? 1 : 0) << '\n';
+          << (map.isEvicted(q, k) ? 1 : 0) << '\n';
     }
 }
+
+void AttentionHeatmapView::mousePressEvent(QMouseEvent* event) {
+  const Geometry g = geometry();
+  const QPoint p = event->position().toPoint();
+  if (event->button() != Qt::LeftButton || g.cell == 0 || p.y() < g.grid.top() || p.y() > g.grid.bottom()) return QWidget::mousePressEvent(event);
+  const int query = (p.y() - g.grid.top()) / g.cell;
+  selection_->selectQuery(query == selection_->query() ? -1 : query);  // a second click clears it
+}
+
+HeadMap AttentionHeatmapView::shown() const { return selection_->shown(); }
+
+double AttentionHeatmapView::colourTop() const { return colourScale_ ? colourScale_->top(selection_) : shown().maxWeight(); }
 
 void AttentionHeatmapView::contextMenuEvent(QContextMenuEvent* event) {
   QMenu menu(this);

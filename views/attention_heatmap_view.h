@@ -6,19 +6,25 @@
 // left and up the top (elided when long, thinned when cells are small); a tooltip names the cell.
 #include <QWidget>
 
+#include "view_context.h"
 #include "view_export.h"
 
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadMap;
+class HeadSelection;
+class SharedColourScale;
 
 class AttentionHeatmapView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  explicit AttentionHeatmapView(const AttentionMapModel* model, QWidget* parent = nullptr);
+  explicit AttentionHeatmapView(const ViewContext& context, QWidget* parent = nullptr);
 
   // Where a cell is drawn, in widget coordinates (empty when there is no map). For tests and tooltips.
   QRect cellRect(int query, int key) const;
+  // The weight the top of the colour ramp stands for: the map's largest, or the comparison's.
+  double colourTop() const;
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
@@ -31,6 +37,7 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   void paintEvent(QPaintEvent* event) override;
   bool event(QEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;  // a row selects its query
 
  private:
   struct Geometry {
@@ -49,7 +56,11 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   void paintLegend(QPainter& painter, const Geometry& g) const;
   QString tooltipFor(int query, int key) const;
 
+  HeadMap shown() const;
+
   const AttentionMapModel* model_;
+  HeadSelection* selection_;
+  const SharedColourScale* colourScale_;
 };
 
 }  // namespace attnlab

@@ -7,6 +7,7 @@
 #include <QTextStream>
 #include <QVBoxLayout>
 
+#include "head_selection.h"
 #include "qk_embedding_model.h"
 #include "qk_embedding_panel.h"
 #include "qk_embedding_source.h"
@@ -14,10 +15,10 @@
 
 namespace attnlab {
 
-EmbeddingTab::EmbeddingTab(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
+EmbeddingTab::EmbeddingTab(const ViewContext& context, QWidget* parent)
     : QWidget(parent),
       model_(new QkEmbeddingModel(this)),
-      source_(new QkEmbeddingSource(attention, model_, this)),
+      source_(new QkEmbeddingSource(context.selection, model_, this)),
       notice_(new QLabel(this)),
       error_(new QLabel(this)) {
   notice_->setAlignment(Qt::AlignCenter);
@@ -29,6 +30,11 @@ EmbeddingTab::EmbeddingTab(AttentionMapModel* attention, TrainingSession*, QWidg
   layout->addWidget(notice_, 1);
   layout->addWidget(error_);
   connect(model_, &QkEmbeddingModel::dataChanged, error_, &QLabel::hide);
+  // The query picked here is the run's query, and one picked in another view is picked here.
+  HeadSelection* selection = context.selection;
+  connect(model_, &QkEmbeddingModel::selectionChanged, selection, [this, selection] { selection->selectQuery(model_->selectedQuery()); });
+  connect(selection, &HeadSelection::queryChanged, model_, [this, selection] { model_->selectQuery(selection->query()); });
+  connect(model_, &QkEmbeddingModel::dataChanged, model_, [this, selection] { model_->selectQuery(selection->query()); });
   connect(source_, &QkEmbeddingSource::failed, this, [this](const QString& message) {
     error_->setText(tr("Embedding: %1").arg(message));
     error_->show();

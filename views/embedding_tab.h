@@ -7,6 +7,7 @@
 // offscreen platform) cannot do; there the tab says so instead.
 #include <QWidget>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QLabel;
@@ -22,8 +23,8 @@ class TrainingSession;
 class EmbeddingTab : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  // `session` is not needed: everything comes from the traces and their model snapshots.
-  EmbeddingTab(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
+  // Everything comes from the context's traces and their model snapshots.
+  explicit EmbeddingTab(const ViewContext& context, QWidget* parent = nullptr);
 
   QkEmbeddingModel* model() const { return model_; }
   QkEmbeddingPanel* panel() const { return panel_; }  // null until shown, or without OpenGL

@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "head_table_model.h"
 
 namespace attnlab {
@@ -47,8 +48,8 @@ static_assert(std::size(kCsvColumns) == HeadTableModel::ColumnCount);
 
 }  // namespace
 
-HeadTableView::HeadTableView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent)
-    : QWidget(parent), attention_(attention), model_(new HeadTableModel(attention, session, this)) {
+HeadTableView::HeadTableView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), selection_(context.selection), model_(new HeadTableModel(context.attention, context.session, this)) {
   auto* explain = new QLabel(tr(
       "Each row is one head. Diagnostics describe its attention maps on a batch of the task's sequences (previous-token "
       "and induction on repeated random sequences); importance is how much the validation loss rises without it. "
@@ -115,7 +116,8 @@ HeadTableView::HeadTableView(AttentionMapModel* attention, TrainingSession* sess
   layout->addLayout(top);
   layout->addWidget(splitter_, 1);
 
-  connect(attention_, &AttentionMapModel::mapChanged, this, &HeadTableView::followSelection);
+  connect(context.attention, &AttentionMapModel::mapChanged, this, &HeadTableView::followSelection);
+  connect(selection_, &HeadSelection::headChanged, this, &HeadTableView::followSelection);
   connect(model_, &QAbstractItemModel::modelReset, this, &HeadTableView::followSelection);
   connect(model_, &HeadTableModel::curvesChanged, this, &HeadTableView::redrawCurves);
   connect(model_, &QAbstractItemModel::dataChanged, this, &HeadTableView::updateStatus);
@@ -159,12 +161,12 @@ void HeadTableView::hideEvent(QHideEvent* event) {
 void HeadTableView::selectFromTable() {
   if (following_) return;
   const QModelIndex current = proxy_->mapToSource(table_->currentIndex());
-  if (current.isValid()) attention_->select(model_->layerOf(current.row()), model_->headOf(current.row()));
+  if (current.isValid()) selection_->select(model_->layerOf(current.row()), model_->headOf(current.row()));
 }
 
 void HeadTableView::followSelection() {
   if (model_->rowCount() == 0) return;
-  const QModelIndex row = proxy_->mapFromSource(model_->index(model_->rowOf(attention_->selectedLayer(), attention_->selectedHead()), 0));
+  const QModelIndex row = proxy_->mapFromSource(model_->index(model_->rowOf(selection_->layer(), selection_->head()), 0));
   if (!row.isValid() || table_->currentIndex().row() == row.row()) return;
   following_ = true;
   table_->selectionModel()->setCurrentIndex(row, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);

@@ -5,6 +5,7 @@
 // (the trace is recomputed without it), never in training; "All heads on" restores them.
 #include <QWidget>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QChartView;
@@ -17,13 +18,14 @@ class QTableView;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class HeadTableModel;
 class TrainingSession;
 
 class HeadTableView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  HeadTableView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
+  explicit HeadTableView(const ViewContext& context, QWidget* parent = nullptr);
 
   HeadTableModel* tableModel() const { return model_; }
   QTableView* table() const { return table_; }
@@ -48,7 +50,7 @@ class HeadTableView : public QWidget, public ExportableView {
   void updateStatus();
   void fitTableHeight();  // the table as tall as its rows (up to 60%), the chart below takes the rest
 
-  AttentionMapModel* attention_;
+  HeadSelection* selection_;
   HeadTableModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;

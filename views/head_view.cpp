@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "training_view.h"
 
 namespace attnlab {
@@ -60,8 +61,11 @@ std::vector<AttentionLine> attentionLines(const AttentionMapModel& model, int la
 
 // ---- canvas ----------------------------------------------------------------------------------
 
-HeadLinesCanvas::HeadLinesCanvas(const AttentionMapModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+HeadLinesCanvas::HeadLinesCanvas(const AttentionMapModel* model, const HeadSelection* selection, QWidget* parent)
+    : QWidget(parent), model_(model), selection_(selection) {
   connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+  connect(selection_, &HeadSelection::headChanged, this, qOverload<>(&QWidget::update));
+  connect(selection_, &HeadSelection::queryChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
   setMouseTracking(true);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
@@ -74,7 +78,7 @@ void HeadLinesCanvas::setHeads(std::vector<int> heads) {
 
 HeadLinesCanvas::Geometry HeadLinesCanvas::geometry() const {
   Geometry g;
-  const int n = model_->size();
+  const int n = selection_->shown().size();
   g.font = font();
   if (n == 0) return g;
   const QFontMetrics base(g.font);
@@ -102,14 +106,14 @@ QPoint HeadLinesCanvas::tokenAnchor(int position, bool key) const {
 void HeadLinesCanvas::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().base());
-  const int n = model_->size();
+  const int n = selection_->shown().size();
   if (n == 0) {
     painter.setPen(palette().color(QPalette::PlaceholderText));
     painter.drawText(rect(), Qt::AlignCenter, tr("No attention yet: start training."));
     return;
   }
   const Geometry g = geometry();
-  const int layer = model_->selectedLayer();
+  const int layer = selection_->layer();
   const int heads = model_->headCount(layer);
 
   // Legend: one coloured name per shown head.
@@ -144,7 +148,8 @@ void HeadLinesCanvas::paintEvent(QPaintEvent*) {
   constexpr int kLevels = 16;
   constexpr size_t kSmoothLinesUpTo = 600;  // beyond, antialiasing costs more than a frame
   const std::vector<AttentionLine> lines =
-      attentionLines(*model_, layer, heads_, kThreshold, hoverQuery_, hoverKey_, kMaxKeysPerQuery);
+      attentionLines(*model_, layer, heads_, kThreshold, hoverQuery_ >= 0 || hoverKey_ >= 0 ? hoverQuery_ : selection_->query(),
+                     hoverKey_, kMaxKeysPerQuery);  // hovering shows a token's lines, else the query chosen in any view
   painter.setRenderHint(QPainter::Antialiasing, lines.size() <= kSmoothLinesUpTo);
   std::vector<QVector<QLineF>> batches(std::max<size_t>(1, heads_.size()) * kLevels);
   for (const AttentionLine& line : lines) {
@@ -192,7 +197,7 @@ void HeadLinesCanvas::mouseMoveEvent(QMouseEvent* event) {
   const QPoint p = event->position().toPoint();
   if (g.rowHeight > 0 && p.y() >= g.top) {
     const int row = (p.y() - g.top) / g.rowHeight;
-    if (row < model_->size()) {
+    if (row < selection_->shown().size()) {
       if (p.x() <= g.queryRight && p.x() >= g.queryRight - g.labelWidth) query = row;
       if (p.x() >= g.keyLeft && p.x() <= g.keyLeft + g.labelWidth) key = row;
     }
@@ -211,8 +216,8 @@ void HeadLinesCanvas::leaveEvent(QEvent*) {
 
 // ---- view ------------------------------------------------------------------------------------
 
-HeadView::HeadView(AttentionMapModel* model, QWidget* parent)
-    : QWidget(parent), model_(model), canvas_(new HeadLinesCanvas(model, this)), boxRow_(new QHBoxLayout) {
+HeadView::HeadView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), model_(context.attention), selection_(context.selection), canvas_(new HeadLinesCanvas(context.attention, context.selection, this)), boxRow_(new QHBoxLayout) {
   auto* all = new QPushButton(tr("All heads"), this);
   all->setToolTip(tr("Show every head of this layer, each in its colour"));
   connect(all, &QPushButton::clicked, this, [this] {
@@ -231,11 +236,12 @@ HeadView::HeadView(AttentionMapModel* model, QWidget* parent)
   layout->addLayout(top);
   layout->addWidget(canvas_, 1);
   connect(model_, &AttentionMapModel::mapChanged, this, &HeadView::syncHeadBoxes);
+  connect(selection_, &HeadSelection::headChanged, this, &HeadView::syncHeadBoxes);
   syncHeadBoxes();
 }
 
 void HeadView::syncHeadBoxes() {
-  const int layer = model_->selectedLayer();
+  const int layer = selection_->layer();
   const int heads = model_->headCount(layer);
   if (static_cast<int>(boxes_.size()) != heads || layer != shownLayer_) {
     // A new layer (or shape): start again from the selected head alone.
@@ -246,17 +252,17 @@ void HeadView::syncHeadBoxes() {
       QPixmap swatch(12, 12);
       swatch.fill(seriesColour(h, heads));
       box->setIcon(QIcon(swatch));
-      box->setChecked(h == model_->selectedHead());
+      box->setChecked(h == selection_->head());
       connect(box, &QCheckBox::toggled, this, &HeadView::applyBoxes);
       boxRow_->addWidget(box);
       boxes_.push_back(box);
     }
-  } else if (model_->selectedHead() != shownHead_ && model_->selectedHead() < heads) {
-    const QSignalBlocker quiet(boxes_[model_->selectedHead()]);
-    boxes_[model_->selectedHead()]->setChecked(true);  // a head picked elsewhere joins the view
+  } else if (selection_->head() != shownHead_ && selection_->head() < heads) {
+    const QSignalBlocker quiet(boxes_[selection_->head()]);
+    boxes_[selection_->head()]->setChecked(true);  // a head picked elsewhere joins the view
   }
   shownLayer_ = layer;
-  shownHead_ = model_->selectedHead();
+  shownHead_ = selection_->head();
   applyBoxes();
 }
 
@@ -267,13 +273,13 @@ void HeadView::applyBoxes() {
   canvas_->setHeads(heads);
 }
 
-QString HeadView::exportName() const { return QStringLiteral("head-view-L%1").arg(model_->selectedLayer() + 1); }
+QString HeadView::exportName() const { return QStringLiteral("head-view-L%1").arg(selection_->layer() + 1); }
 
 bool HeadView::hasExportData() const { return model_->hasMap(); }
 
 void HeadView::writeCsv(QTextStream& out) const {
   out << "layer,head,query,key,query_token,key_token,weight\n";
-  const int layer = model_->selectedLayer();
+  const int layer = selection_->layer();
   for (const AttentionLine& line : attentionLines(*model_, layer, canvas_->heads(), HeadLinesCanvas::kThreshold, -1, -1,
                                                  HeadLinesCanvas::kMaxKeysPerQuery))
     out << layer + 1 << ',' << line.head + 1 << ',' << line.query << ',' << line.key << ','

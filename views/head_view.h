@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QCheckBox;
@@ -13,6 +14,7 @@ class QHBoxLayout;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 
 struct AttentionLine {
   int head = 0;
@@ -34,7 +36,7 @@ class HeadLinesCanvas : public QWidget {
   static constexpr float kThreshold = 0.02f;  // thinner lines are clutter, not information
   static constexpr int kMaxKeysPerQuery = 8;  // long probes stay readable (and fast to draw)
 
-  HeadLinesCanvas(const AttentionMapModel* model, QWidget* parent = nullptr);
+  HeadLinesCanvas(const AttentionMapModel* model, const HeadSelection* selection, QWidget* parent = nullptr);
   void setHeads(std::vector<int> heads);
   const std::vector<int>& heads() const { return heads_; }
   // Centre of a token's label: queries on the left (`key` false), keys on the right.
@@ -56,6 +58,7 @@ class HeadLinesCanvas : public QWidget {
   Geometry geometry() const;
 
   const AttentionMapModel* model_;
+  const HeadSelection* selection_;
   std::vector<int> heads_;
   int hoverQuery_ = -1;
   int hoverKey_ = -1;
@@ -64,7 +67,7 @@ class HeadLinesCanvas : public QWidget {
 class HeadView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  explicit HeadView(AttentionMapModel* model, QWidget* parent = nullptr);
+  explicit HeadView(const ViewContext& context, QWidget* parent = nullptr);
 
   HeadLinesCanvas* canvas() const { return canvas_; }
 
@@ -81,6 +84,7 @@ class HeadView : public QWidget, public ExportableView {
   void applyBoxes();
 
   AttentionMapModel* model_;
+  HeadSelection* selection_;
   HeadLinesCanvas* canvas_;
   QHBoxLayout* boxRow_;
   std::vector<QCheckBox*> boxes_;

@@ -27,6 +27,7 @@
 #include <cmath>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "kv_cache_model.h"
 #include "kv_occupancy_raster.h"
 #include "kv_study_report.h"
@@ -82,8 +83,8 @@ class StayOpenMenu : public QObject {
   }
 };
 
-KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
-    : QWidget(parent), attention_(attention), model_(new KvCacheModel(this)) {
+KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), attention_(context.attention), selection_(context.selection), model_(new KvCacheModel(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addWidget(buildPanel());
@@ -145,6 +146,7 @@ KvCacheView::KvCacheView(AttentionMapModel* attention, TrainingSession*, QWidget
   });
   connect(runPicker_, &QComboBox::currentIndexChanged, this, &KvCacheView::showSelection);
   connect(attention_, &AttentionMapModel::mapChanged, this, &KvCacheView::followSnapshot);
+  connect(selection_, &HeadSelection::headChanged, this, &KvCacheView::showSelection);
   followSnapshot();
 }
 
@@ -345,11 +347,11 @@ void KvCacheView::maybeAutoRun() {
     followTimer_->start(static_cast<int>(std::max<qint64>(0, std::max<qint64>(kFollowMs, 3 * lastRunMs_) - sinceRun_.elapsed())));
 }
 
-int KvCacheView::shownLayer() const { return attention_->selectedLayer(); }
+int KvCacheView::shownLayer() const { return selection_->layer(); }
 
 int KvCacheView::shownKvHead() const {
   const auto result = model_->result();
-  return result ? attention_->selectedHead() / result->record.group : 0;
+  return result ? selection_->head() / result->record.group : 0;
 }
 
 void KvCacheView::showResult() {
@@ -387,7 +389,7 @@ void KvCacheView::showSelection() {
     return;
   }
   const OccupancyRecord& r = result->record;
-  const int layer = std::min(shownLayer(), r.layers - 1), head = attention_->selectedHead();
+  const int layer = std::min(shownLayer(), r.layers - 1), head = selection_->head();
   const int kvHead = std::min(shownKvHead(), r.kvHeads - 1);
   QString label = tr("Layer %1, head %2").arg(layer + 1).arg(head + 1);  // 1-based, as the selection bar
   if (r.group > 1)
@@ -495,7 +497,7 @@ void KvCacheView::openStudyReport() {
 }
 
 QString KvCacheView::exportName() const {
-  return QStringLiteral("kv-cache-%1-L%2-H%3").arg(policy_->currentText()).arg(shownLayer() + 1).arg(attention_->selectedHead() + 1);
+  return QStringLiteral("kv-cache-%1-L%2-H%3").arg(policy_->currentText()).arg(shownLayer() + 1).arg(selection_->head() + 1);
 }
 
 QWidget* KvCacheView::exportWidget() {

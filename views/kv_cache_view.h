@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QChartView;
@@ -29,6 +30,7 @@ class QToolButton;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class KvCacheModel;
 class KvOccupancyRaster;
 class TrainingSession;
@@ -37,9 +39,8 @@ struct RunData;
 class KvCacheView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  // The session is part of every view's constructor (the comparison window makes one per run);
-  // this view needs only the model snapshots the attention model carries.
-  KvCacheView(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
+  // Needs only the model snapshots the context's attention model carries.
+  explicit KvCacheView(const ViewContext& context, QWidget* parent = nullptr);
 
   KvCacheModel* model() const { return model_; }
   KvOccupancyRaster* raster() const { return raster_; }
@@ -68,6 +69,7 @@ class KvCacheView : public QWidget, public ExportableView {
   int shownKvHead() const;
 
   AttentionMapModel* attention_;
+  const HeadSelection* selection_;
   KvCacheModel* model_;
   QComboBox* promptSource_;
   QLineEdit* promptText_;

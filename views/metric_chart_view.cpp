@@ -4,6 +4,7 @@
 #include <QContextMenuEvent>
 #include <QLineSeries>
 #include <QMenu>
+#include <QPainter>
 #include <QToolTip>
 #include <QValueAxis>
 #include <algorithm>
@@ -13,6 +14,17 @@
 #include "loss_history_model.h"
 
 namespace attnlab {
+
+namespace {
+
+// The smallest of 1, 2, 5 x 10^k (k >= 0) that is at least `atLeast`.
+int niceInterval(double atLeast) {
+  for (int scale = 1;; scale *= 10)
+    for (int step : {1, 2, 5})
+      if (step * scale >= atLeast) return step * scale;
+}
+
+}  // namespace
 
 MetricChartView::MetricChartView(const QString& title, const QString& valueTitle, const LossHistoryModel* model,
                                  SeriesMaker makeSeries, QWidget* parent)
@@ -105,16 +117,39 @@ void MetricChartView::updateRanges() {
   const int lastStep = model_->points().empty() ? 0 : model_->points().back().step;
   int stepLimit = std::max(10, static_cast<int>(std::ceil(lastStep * 1.25)));
   if (totalSteps_ > 0) stepLimit = std::min(stepLimit, std::max(totalSteps_, lastStep));
-  stepAxis_->setRange(0, stepLimit);
-  stepAxis_->applyNiceNumbers();
+  // Whole-step ticks 1, 2 or 5 x 10^k apart, the last one at or just past the limit (so a
+  // 600-step run's axis ends at 600, and steps 0-10 read 0, 2, 4, ...).
+  const int interval = niceInterval(stepLimit / 5.0);
+  const int ticks = (stepLimit + interval - 1) / interval;
+  stepAxis_->setRange(0, double(ticks) * interval);
+  stepAxis_->setTickCount(ticks + 1);
   if (fixedRange_) return;
   if (lowest_ > highest_) {
     valueAxis_->setRange(0, 1);
     return;
   }
-  const double pad = std::max(0.05 * (highest_ - lowest_), 1e-3 * std::max(std::abs(highest_), 1e-9));
+  // A flat curve (the first point, a constant learning rate) still gets a span of a tenth of its
+  // value, so the axis shows distinct ticks at three significant digits.
+  const double span = highest_ - lowest_, magnitude = std::max(std::abs(highest_), std::abs(lowest_));
+  const double pad = std::max({0.05 * span, (0.1 * magnitude - span) / 2, 1e-9});
   valueAxis_->setRange(lowest_ >= 0 ? std::max(0.0, lowest_ - pad) : lowest_ - pad, highest_ + pad);
   valueAxis_->applyNiceNumbers();
+}
+
+void MetricChartView::setNote(const QString& note) {
+  if (note == note_) return;
+  note_ = note;
+  for (QLineSeries* s : series_) s->setVisible(note_.isEmpty());
+  scene()->update();
+}
+
+void MetricChartView::drawForeground(QPainter* painter, const QRectF& rect) {
+  QChartView::drawForeground(painter, rect);
+  if (note_.isEmpty()) return;
+  painter->save();
+  painter->setPen(palette().color(QPalette::PlaceholderText));
+  painter->drawText(chart()->mapToScene(chart()->plotArea()).boundingRect(), Qt::AlignCenter | Qt::TextWordWrap, note_);
+  painter->restore();
 }
 
 void MetricChartView::resetZoom() {

@@ -42,6 +42,11 @@ class MetricChartView : public QChartView {
   // The tooltip text for the step nearest to `step` ("" when there is no data).
   QString valuesNear(double step) const;
   int seriesCount() const { return static_cast<int>(specs_.size()); }
+  // Said across the plot instead of an empty chart (e.g. a task that has nothing to measure); "" hides it.
+  void setNote(const QString& note);
+  QString note() const { return note_; }
+  const QValueAxis* stepAxis() const { return stepAxis_; }
+  const QValueAxis* valueAxis() const { return valueAxis_; }
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -49,6 +54,7 @@ class MetricChartView : public QChartView {
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
 
  private:
   void reload();
@@ -68,6 +74,7 @@ class MetricChartView : public QChartView {
   double highest_ = 0;
   bool zoomed_ = false;
   bool fixedRange_ = false;
+  QString note_;
 };
 
 }  // namespace attnlab

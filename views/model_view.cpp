@@ -10,6 +10,8 @@
 #include <algorithm>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
+#include "map_image.h"
 
 namespace attnlab {
 
@@ -21,8 +23,10 @@ constexpr int kSelectionFrame = 3;
 
 }  // namespace
 
-ModelView::ModelView(AttentionMapModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+ModelView::ModelView(const ViewContext& context, QWidget* parent)
+    : QWidget(parent), model_(context.attention), selection_(context.selection) {
   connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+  connect(selection_, &HeadSelection::headChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
@@ -79,7 +83,7 @@ void ModelView::paintEvent(QPaintEvent*) {
     painter.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l + 1));
     for (int h = 0; h < model_->headCount(l); ++h) {
       const QRect r = thumbnailRect(l, h);
-      painter.drawImage(r, model_->mapImage(l, h));  // unsmoothed: every cell stays one colour
+      painter.drawImage(r, mapImage(*model_, l, h));  // unsmoothed: every cell stays one colour
       if (model_->isSwitchedOff(l, h)) {  // switched off in the head table: its map stays, its output is gone
         painter.fillRect(r, QColor(255, 255, 255, 170));
         painter.setPen(palette().color(QPalette::Text));
@@ -89,7 +93,7 @@ void ModelView::paintEvent(QPaintEvent*) {
       painter.drawRect(r.adjusted(0, 0, -1, -1));
     }
   }
-  const QRect selected = thumbnailRect(model_->selectedLayer(), model_->selectedHead());
+  const QRect selected = thumbnailRect(selection_->layer(), selection_->head());
   if (!selected.isEmpty()) {
     QPen pen(palette().color(QPalette::Highlight), kSelectionFrame);
     pen.setJoinStyle(Qt::MiterJoin);
@@ -102,7 +106,7 @@ void ModelView::paintEvent(QPaintEvent*) {
 void ModelView::mousePressEvent(QMouseEvent* event) {
   if (event->button() != Qt::LeftButton) return QWidget::mousePressEvent(event);
   const auto [layer, head] = headAt(event->position().toPoint());
-  if (layer >= 0) model_->select(layer, head);
+  if (layer >= 0) selection_->select(layer, head);
 }
 
 bool ModelView::event(QEvent* event) {

@@ -3,16 +3,18 @@
 // training, like BertViz's model view. Clicking one selects it in every view.
 #include <QWidget>
 
+#include "view_context.h"
 #include "view_export.h"
 
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 
 class ModelView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  explicit ModelView(AttentionMapModel* model, QWidget* parent = nullptr);
+  explicit ModelView(const ViewContext& context, QWidget* parent = nullptr);
 
   // Where the thumbnail of (layer, head) is drawn (empty when it does not exist).
   QRect thumbnailRect(int layer, int head) const;
@@ -40,7 +42,8 @@ class ModelView : public QWidget, public ExportableView {
   };
   Geometry geometry() const;
 
-  AttentionMapModel* model_;
+  const AttentionMapModel* model_;
+  HeadSelection* selection_;
 };
 
 }  // namespace attnlab

@@ -13,13 +13,16 @@ namespace attnlab {
 
 class AttentionMapModel;
 
+QString shortenLongWords(const QString& text);  // each word longer than ProbeEditor::kMaxQuotedChars elided
+
 class ProbeEditor : public QWidget {
   Q_OBJECT
  public:
   explicit ProbeEditor(const AttentionMapModel* model, QWidget* parent = nullptr);
 
   QLineEdit* field() const { return field_; }
-  QString message() const;
+  QString message() const;  // what the editor says; a word longer than kMaxQuotedChars is elided
+  static constexpr int kMaxQuotedChars = 40;
   // Tokenises `text` as if typed; returns the message shown ("" when it was sent).
   QString submit(const QString& text);
 

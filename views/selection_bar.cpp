@@ -8,12 +8,14 @@
 #include <QSignalBlocker>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 
 namespace attnlab {
 
-SelectionBar::SelectionBar(AttentionMapModel* model, QWidget* parent)
+SelectionBar::SelectionBar(AttentionMapModel* model, HeadSelection* selection, QWidget* parent)
     : QWidget(parent),
       model_(model),
+      selection_(selection),
       layerPicker_(new QComboBox(this)),
       headPicker_(new QComboBox(this)),
       linear_(new QRadioButton(tr("linear"), this)),
@@ -46,17 +48,19 @@ SelectionBar::SelectionBar(AttentionMapModel* model, QWidget* parent)
   caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
   connect(layerPicker_, &QComboBox::currentIndexChanged, this, [this](int layer) {
-    model_->select(layer, std::min(model_->selectedHead(), model_->headCount(layer) - 1));
+    selection_->select(layer, std::min(selection_->head(), model_->headCount(layer) - 1));
   });
   connect(headPicker_, &QComboBox::currentIndexChanged, this,
-          [this](int head) { model_->select(model_->selectedLayer(), head); });
+          [this](int head) { selection_->select(selection_->layer(), head); });
   connect(log_, &QRadioButton::toggled, this, [this](bool on) {
     model_->setColourScale(on ? AttentionMapModel::ColourScale::Log : AttentionMapModel::ColourScale::Linear);
   });
-  connect(model_, &AttentionMapModel::mapChanged, this, [this] {
+  const auto follow = [this] {
     syncPickers();
     updateCaption();
-  });
+  };
+  connect(model_, &AttentionMapModel::mapChanged, this, follow);
+  connect(selection_, &HeadSelection::headChanged, this, follow);
   syncPickers();
   updateCaption();
 }
@@ -71,8 +75,8 @@ void SelectionBar::syncPickers() {
     picker->setCurrentIndex(count > 0 ? current : -1);
     picker->setEnabled(count > 0);
   };
-  sync(layerPicker_, model_->layerCount(), model_->selectedLayer());
-  sync(headPicker_, model_->headCount(model_->selectedLayer()), model_->selectedHead());
+  sync(layerPicker_, model_->layerCount(), selection_->layer());
+  sync(headPicker_, model_->headCount(selection_->layer()), selection_->head());
   const QSignalBlocker quiet(log_);
   (model_->colourScale() == AttentionMapModel::ColourScale::Log ? log_ : linear_)->setChecked(true);
 }
@@ -83,10 +87,10 @@ void SelectionBar::updateCaption() {
     return;
   }
   caption_->setText(tr("%1 attention after step %2 \u00b7 %3 tokens")
-                        .arg(model_->variant())
+                        .arg(selection_->shown().variant())
                         .arg(model_->step())
-                        .arg(model_->size()) +
-                    (model_->isSwitchedOff(model_->selectedLayer(), model_->selectedHead())
+                        .arg(selection_->shown().size()) +
+                    (model_->isSwitchedOff(selection_->layer(), selection_->head())
                          ? tr(" \u00b7 <b>this head is switched off</b> (Head table)")
                          : QString()));
 }

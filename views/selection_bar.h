@@ -10,11 +10,12 @@ class QRadioButton;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 
 class SelectionBar : public QWidget {
   Q_OBJECT
  public:
-  explicit SelectionBar(AttentionMapModel* model, QWidget* parent = nullptr);
+  SelectionBar(AttentionMapModel* model, HeadSelection* selection, QWidget* parent = nullptr);
 
   QComboBox* layerPicker() const { return layerPicker_; }
   QComboBox* headPicker() const { return headPicker_; }
@@ -24,6 +25,7 @@ class SelectionBar : public QWidget {
   void updateCaption();
 
   AttentionMapModel* model_;
+  HeadSelection* selection_;
   QComboBox* layerPicker_;
   QComboBox* headPicker_;
   QRadioButton* linear_;

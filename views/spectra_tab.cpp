@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "spectrum_history.h"
 #include "spectrum_model.h"
 #include "spectrum_view.h"
@@ -18,11 +19,12 @@ namespace {
 constexpr int kRedrawMs = 250;
 }  // namespace
 
-SpectraTab::SpectraTab(AttentionMapModel* attention, TrainingSession*, QWidget* parent)
+SpectraTab::SpectraTab(const ViewContext& context, QWidget* parent)
     : QWidget(parent),
-      attention_(attention),
+      attention_(context.attention),
+      selection_(context.selection),
       model_(new SpectrumModel(this)),
-      history_(new SpectrumHistory(attention, this)),
+      history_(new SpectrumHistory(context.attention, this)),
       view_(new SpectrumView(model_, this)),
       error_(new QLabel(this)),
       redrawTimer_(new QTimer(this)) {
@@ -52,6 +54,7 @@ SpectraTab::SpectraTab(AttentionMapModel* attention, TrainingSession*, QWidget* 
     error_->show();
   });
   connect(attention_, &AttentionMapModel::mapChanged, this, &SpectraTab::followSharedSelection);
+  connect(selection_, &HeadSelection::headChanged, this, &SpectraTab::followSharedSelection);
   connect(model_, &SpectrumModel::spectrumChanged, this, &SpectraTab::shareSelection);
 }
 
@@ -74,7 +77,7 @@ void SpectraTab::waitForResults() {
 }
 
 void SpectraTab::followSharedSelection() {
-  const std::pair<int, int> shared{attention_->selectedLayer(), attention_->selectedHead()};
+  const std::pair<int, int> shared{selection_->layer(), selection_->head()};
   if (!attention_->hasMap() || shared == sharedSelection_) return;
   sharedSelection_ = shared;
   model_->select(shared.first, shared.second);
@@ -84,12 +87,12 @@ void SpectraTab::shareSelection() {
   const int layer = model_->selectedLayer(), head = model_->selectedHead();
   if (applying_ || !model_->hasData() || !attention_->hasMap()) return;
   if (head == SpectrumModel::kAllHeads) {  // the overlay keeps the shared head, in the new layer
-    if (layer != attention_->selectedLayer())
-      attention_->select(layer, std::min(attention_->selectedHead(), attention_->headCount(layer) - 1));
+    if (layer != selection_->layer())
+      selection_->select(layer, std::min(selection_->head(), attention_->headCount(layer) - 1));
   } else {
-    attention_->select(layer, head);
+    selection_->select(layer, head);
   }
-  sharedSelection_ = {attention_->selectedLayer(), attention_->selectedHead()};
+  sharedSelection_ = {selection_->layer(), selection_->head()};
 }
 
 void SpectraTab::showEvent(QShowEvent* event) {

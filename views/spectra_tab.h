@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <utility>
 
+#include "view_context.h"
 #include "view_export.h"
 
 class QLabel;
@@ -13,6 +14,7 @@ class QTimer;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
 class SpectrumHistory;
 class SpectrumModel;
 class SpectrumView;
@@ -21,8 +23,8 @@ class TrainingSession;
 class SpectraTab : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  // `session` is not needed: everything comes from the model snapshots the traces carry.
-  SpectraTab(AttentionMapModel* attention, TrainingSession* session, QWidget* parent = nullptr);
+  // Everything comes from the model snapshots the context's traces carry.
+  explicit SpectraTab(const ViewContext& context, QWidget* parent = nullptr);
 
   SpectrumModel* model() const { return model_; }
   SpectrumHistory* history() const { return history_; }
@@ -45,6 +47,7 @@ class SpectraTab : public QWidget, public ExportableView {
   void shareSelection();
 
   AttentionMapModel* attention_;
+  HeadSelection* selection_;
   SpectrumModel* model_;
   SpectrumHistory* history_;
   SpectrumView* view_;

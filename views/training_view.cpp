@@ -7,6 +7,7 @@
 #include <QTextStream>
 #include <cmath>
 
+#include "attention_map_model.h"
 #include "loss_history_model.h"
 #include "metric_chart_view.h"
 
@@ -38,7 +39,8 @@ QColor seriesColour(int index, int count) {
   return QColor::fromHsvF(std::fmod(index * 0.618034, 1.0), 0.75, 0.8);
 }
 
-TrainingView::TrainingView(const LossHistoryModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+TrainingView::TrainingView(const ViewContext& context, QWidget* parent) : QWidget(parent), model_(context.history) {
+  const LossHistoryModel* model = model_;
   auto* loss = new MetricChartView(tr("Loss"), tr("cross-entropy (nats)"), model, [](const LossPoint&) {
     return std::vector<MetricSeries>{
         {tr("training loss"), QColor(70, 110, 200), [](const LossPoint& p) { return p.loss; }},
@@ -72,10 +74,23 @@ TrainingView::TrainingView(const LossHistoryModel* model, QWidget* parent) : QWi
   grid->setRowStretch(2, 1);
   for (int c = 0; c < 3; ++c) grid->setColumnStretch(c, 1);
   for (MetricChartView* chart : charts_) chart->setMenuExtender([this](QMenu* menu) { addExportActions(menu, *this, this); });
-}
-
-void TrainingView::setTotalSteps(int steps) {
-  for (MetricChartView* chart : charts_) chart->setTotalSteps(steps);
+  if (context.compact) {
+    for (MetricChartView* chart : charts_) chart->setMinimumSize(120, 110);
+    hint->setWordWrap(true);
+  }
+  const auto followPlan = [this] {
+    for (MetricChartView* chart : charts_) chart->setTotalSteps(model_->plannedSteps());
+  };
+  connect(model_, &LossHistoryModel::plannedStepsChanged, this, followPlan);
+  followPlan();
+  if (const AttentionMapModel* attention = context.attention) {
+    // A task without answer tokens (the toy language, a text file) has no accuracy to chart.
+    connect(attention, &AttentionMapModel::mapChanged, accuracy, [attention, accuracy] {
+      const TraceSnapshot* s = attention->snapshot();
+      const bool noAnswers = s && s->model && s->model->run && !s->model->run->hasAnswers;
+      accuracy->setNote(noAnswers ? tr("no answer tokens in this task: it has no accuracy, only loss") : QString());
+    });
+  }
 }
 
 bool TrainingView::hasExportData() const { return model_->rowCount() > 0; }

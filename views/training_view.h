@@ -4,6 +4,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "view_context.h"
 #include "view_export.h"
 
 namespace attnlab {
@@ -14,9 +15,10 @@ class MetricChartView;
 class TrainingView : public QWidget, public ExportableView {
   Q_OBJECT
  public:
-  explicit TrainingView(const LossHistoryModel* model, QWidget* parent = nullptr);
+  // The charts' step axis runs to the history's planned steps; compact ones (a comparison pane)
+  // are smaller and their hint wraps.
+  explicit TrainingView(const ViewContext& context, QWidget* parent = nullptr);
 
-  void setTotalSteps(int steps);
   const std::vector<MetricChartView*>& charts() const { return charts_; }
 
   QString exportName() const override { return QStringLiteral("training"); }

@@ -1,25 +1,97 @@
-// eval: validation metrics of a saved model.
+// eval: validation metrics of a saved model, at its training length or (--lengths) at multiples of it.
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
+#include "cli_error.h"
 #include "command.h"
 #include "format.h"
 #include "setup.h"
+#include "train/length_eval.h"
 
 namespace attnlab::cli {
 namespace {
 
+Json resultJson(const EvalResult& r) {
+  return {{"tokens", r.tokens},
+          {"loss", numberOrNull(r.loss)},
+          {"perplexity", numberOrNull(r.perplexity)},
+          {"accuracy", numberOrNull(r.accuracy)},
+          {"exact_match", numberOrNull(r.exact_match)}};
+}
+
+// "1,2,4,8" -> {1, 2, 4, 8}: positive multiples of the training length, at most 64.
+std::vector<double> parseMultiples(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    size_t used = 0;
+    double m = 0;
+    try {
+      m = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !(m > 0) || m > 64)
+      throw CliError("--lengths: '" + item + "' is not a multiple of the training length in (0, 64] (example: --lengths 1,2,4,8)", kExitUsage);
+    out.push_back(m);
+  }
+  if (out.empty()) throw CliError("--lengths needs at least one multiple (example: --lengths 1,2,4,8)", kExitUsage);
+  return out;
+}
+
+std::string multipleText(double m) {
+  std::ostringstream s;
+  s << m << "x";
+  return s.str();
+}
+
+// One row per multiple m: the metrics on sequences of round(m x training length) tokens.
+int runLengths(const Args& args, LoadedCheckpoint& loaded, int batches) {
+  const std::vector<double> multiples = parseMultiples(args.text("lengths"));
+  const int trained = loaded.trainer->sequenceLength();
+  std::vector<std::pair<int, EvalResult>> rows;
+  for (const double m : multiples) {
+    const int length = std::max(1, static_cast<int>(std::lround(m * trained)));
+    rows.emplace_back(length, evaluateAtLength(*loaded.trainer, length, batches));  // ConfigError (exit 2) when it cannot
+  }
+  if (args.has("json")) {
+    Json lengths = Json::array();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      Json row = {{"multiple", multiples[i]}, {"length", rows[i].first}};
+      row.update(resultJson(rows[i].second));
+      lengths.push_back(row);
+    }
+    const Json result = {{"model", args.text("model")},         {"task", loaded.config.task.name},
+                         {"positional", loaded.config.model.positional}, {"training_length", trained},
+                         {"context", loaded.config.model.context}, {"batches", batches},
+                         {"lengths", lengths}};
+    std::cout << result.dump() << std::endl;
+    return 0;
+  }
+  std::cout << "task " << loaded.config.task.name << ", positions " << loaded.config.model.positional << ", trained on "
+            << trained << " tokens (" << batches << " validation batches per length)\n"
+            << std::left << std::setw(10) << "multiple" << std::setw(8) << "length" << std::setw(10) << "loss" << std::setw(12)
+            << "perplexity" << std::setw(10) << "accuracy" << "exact match\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const EvalResult& r = rows[i].second;
+    std::cout << std::setw(10) << multipleText(multiples[i]) << std::setw(8) << rows[i].first << std::setw(10) << fixed(r.loss, 4)
+              << std::setw(12) << fixed(r.perplexity, 3) << std::setw(10) << percent(r.accuracy) << percent(r.exact_match) << "\n";
+  }
+  std::cout.flush();
+  return 0;
+}
+
 int runEval(const Args& args) {
   LoadedCheckpoint loaded = openModel(args);
   const int batches = static_cast<int>(args.integer("batches", loaded.config.train.eval_batches, 1, 100000));
+  if (args.has("lengths")) return runLengths(args, loaded, batches);
   const EvalResult r = loaded.trainer->evaluate(batches);
   if (args.has("json")) {
-    const Json result = {{"model", args.text("model")},
-                         {"batches", batches},
-                         {"tokens", r.tokens},
-                         {"loss", numberOrNull(r.loss)},
-                         {"perplexity", numberOrNull(r.perplexity)},
-                         {"accuracy", numberOrNull(r.accuracy)},
-                         {"exact_match", numberOrNull(r.exact_match)}};
+    Json result = {{"model", args.text("model")}, {"batches", batches}};
+    result.update(resultJson(r));
     std::cout << result.dump() << std::endl;
     return 0;
   }
@@ -36,12 +108,15 @@ int runEval(const Args& args) {
 
 Command evalCommand() {
   return {"eval",
-          "--model DIR [--batches N] [--json]",
+          "--model DIR [--batches N] [--lengths M1,M2,..] [--json]",
           "evaluate a saved model on its task's validation data",
           {modelFlag(),
            {"batches", "N", "validation batches (default: the model's train.eval_batches)"},
-           {"json", "", "print one JSON object: {loss, perplexity, accuracy, exact_match, tokens, ...}"}},
-          "Accuracy and exact match are n/a (null in JSON) for tasks without answers, such as language modelling.",
+           {"lengths", "M1,M2,..", "evaluate at these multiples of the training length (length extrapolation), e.g. 1,2,4,8"},
+           {"json", "", "print one JSON object: {loss, perplexity, accuracy, exact_match, tokens, ...}; with --lengths, one row per multiple"}},
+          "Accuracy and exact match are n/a (null in JSON) for tasks without answers, such as language modelling.\n"
+          "--lengths runs the model on sequences longer than it was trained on. Every positional encoding but\n"
+          "'learned' (a table of context rows) extrapolates; a learned-position model refuses lengths beyond its context.",
           runEval};
 }
 

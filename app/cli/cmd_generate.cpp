@@ -156,7 +156,7 @@ Command generateCommand() {
           "decoding step through a KV cache that physically keeps only live entries: after each step's\n"
           "attention the policy evicts down to the budget. Occupancy (live entries, evictions, bytes) is\n"
           "printed per step, then the live positions of every layer and KV head. Positions are not\n"
-          "recycled, so with learned or sinusoidal positions prompt + tokens must fit the context.",
+          "recycled, so with learned positions prompt + tokens must fit the context.",
           runGenerate};
 }
 

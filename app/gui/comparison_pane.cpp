@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "attention_map_model.h"
-#include "comparison_view_kinds.h"
+#include "head_selection.h"
 #include "loss_history_model.h"
-#include "training_view.h"
+#include "view_kind.h"
 
 namespace attnlab {
 
@@ -19,6 +19,7 @@ ComparisonPane::ComparisonPane(int index, const ExperimentConfig& config, QWidge
       session_(new TrainingSession(this)),
       history_(new LossHistoryModel(this)),
       attention_(new AttentionMapModel(this)),
+      selection_(new HeadSelection(attention_, this)),
       header_(new QLabel(this)),
       note_(new QLabel(this)),
       layout_(new QVBoxLayout(this)),
@@ -39,6 +40,7 @@ ComparisonPane::ComparisonPane(int index, const ExperimentConfig& config, QWidge
   viewArea_->setWidgetResizable(true);
   viewArea_->setFrameShape(QFrame::NoFrame);
   layout_->addWidget(viewArea_, 1);
+  history_->setPlannedSteps(config_.train.steps);
 
   connect(session_, &TrainingSession::cleared, this, [this] {
     history_->clear();
@@ -92,9 +94,8 @@ QString ComparisonPane::shortName() const {
 
 void ComparisonPane::setViewKind(int kind) {
   delete viewArea_->takeWidget();
-  view_ = comparisonViewKinds().at(kind).make(attention_, session_, history_, nullptr);
-  if (auto* training = qobject_cast<TrainingView*>(view_)) training->setTotalSteps(config_.train.steps);
-  viewArea_->setWidget(view_);
+  view_ = viewKinds().at(kind).make(ViewContext{attention_, selection_, session_, history_, true, colourScale_}, nullptr);
+  viewArea_->setWidget(view_.widget);
 }
 
 void ComparisonPane::setNote(const QString& note) {

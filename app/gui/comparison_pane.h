@@ -8,6 +8,7 @@
 #include "model/config.h"
 #include "snapshots.h"
 #include "training_session.h"
+#include "view_kind.h"
 
 class QLabel;
 class QScrollArea;
@@ -16,6 +17,8 @@ class QVBoxLayout;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadSelection;
+class SharedColourScale;
 class LossHistoryModel;
 
 class ComparisonPane : public QFrame {
@@ -32,14 +35,18 @@ class ComparisonPane : public QFrame {
   TrainingSession* session() const { return session_; }
   LossHistoryModel* history() const { return history_; }
   AttentionMapModel* attention() const { return attention_; }
-  QWidget* view() const { return view_; }
+  HeadSelection* selection() const { return selection_; }
+  QWidget* view() const { return view_.widget; }
+  const ViewInstance& viewInstance() const { return view_; }
   const ProgressSnapshot& progress() const { return progress_; }
   int tracedStep() const { return tracedStep_; }
 
   void start();  // trains the pane's configuration from scratch
   // Queued behind other runs (training one after another): said in the header until it starts.
   void setWaiting(bool waiting);
-  void setViewKind(int kind);
+  void setViewKind(int kind);  // an index of viewKinds()
+  // The colour scale the views made from now on share with the other runs (null: their own).
+  void setColourScale(const SharedColourScale* scale) { colourScale_ = scale; }
   // A line under the header, e.g. why the linked selection shows another head here.
   void setNote(const QString& note);
   QString headerText() const;
@@ -57,11 +64,13 @@ class ComparisonPane : public QFrame {
   TrainingSession* session_;
   LossHistoryModel* history_;
   AttentionMapModel* attention_;
+  HeadSelection* selection_;
   QLabel* header_;
   QLabel* note_;
   QVBoxLayout* layout_;
   QScrollArea* viewArea_;
-  QWidget* view_ = nullptr;
+  ViewInstance view_;
+  const SharedColourScale* colourScale_ = nullptr;
   ProgressSnapshot progress_;
   bool hasProgress_ = false;
   int tracedStep_ = -1;

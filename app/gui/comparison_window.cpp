@@ -29,12 +29,14 @@
 #include "attention_map_model.h"
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
-#include "comparison_view_kinds.h"
+#include "head_selection.h"
 #include "io/checkpoint.h"
 #include "kv/eviction_policy.h"
 #include "new_comparison_dialog.h"
 #include "probe_editor.h"
 #include "selection_link.h"
+#include "shared_colour_scale.h"
+#include "view_kind.h"
 
 namespace attnlab {
 
@@ -55,6 +57,7 @@ bool sameVocabulary(const TraceSnapshot* a, const TraceSnapshot* b) {
 ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent)
     : QMainWindow(parent),
       link_(new SelectionLink(this)),
+      colourScale_(new SharedColourScale(this)),
       metrics_(new ComparisonMetricsModel(this)),
       difference_(new AttentionDifferenceModel(this)) {
   QStringList names, titles;
@@ -65,12 +68,15 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     savedSteps_.push_back(0);
     names << pane->shortName();
     titles << QString::fromStdString(configs[i].name);
-    link_->add(pane->attention());
+    link_->add(pane->selection());
+    colourScale_->add(pane->selection());
+    pane->setColourScale(colourScale_);
     connect(pane, &ComparisonPane::traced, this, &ComparisonWindow::paneTraced);
     connect(pane, &ComparisonPane::stateChanged, this, &ComparisonWindow::paneStateChanged);
     connect(pane, &ComparisonPane::progressed, metrics_, &ComparisonMetricsModel::setProgress);
     connect(pane->session(), &TrainingSession::cleared, metrics_, [this, i] { metrics_->clearRun(static_cast<int>(i)); });
     connect(pane->attention(), &AttentionMapModel::mapChanged, this, &ComparisonWindow::updateNotes);
+    connect(pane->selection(), &HeadSelection::headChanged, this, &ComparisonWindow::updateNotes);
     connect(pane->session(), &TrainingSession::saved, this, [this, i](const QString& dir, int step, const QString& error) {
       if (!pendingSave_ || !pendingSave_->waiting.removeOne(dir)) return;
       if (!error.isEmpty()) pendingSave_->errors << error;
@@ -91,7 +97,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
   const bool allGated = std::all_of(configs.begin(), configs.end(), [](const ExperimentConfig& c) { return c.model.retention_gate; });
   setEviction(allGated ? QStringLiteral("learned_gate") : QStringLiteral("h2o"), QStringLiteral("16"));
   compare(0, std::min(1, paneCount() - 1));
-  setViewKind(0);
+  setViewKind(viewKindIndex(QStringLiteral("attention")));  // what a comparison is first about
   setOneAfterAnother(false);
   syncSelectionPickers();
   auto* refresh = new QTimer(this);
@@ -132,7 +138,7 @@ void ComparisonWindow::buildToolBar() {
   bar->addWidget(scheduleLabel_);
   bar->addSeparator();
   viewPicker_ = new QComboBox(bar);
-  for (const ComparisonViewKind& kind : comparisonViewKinds()) viewPicker_->addItem(kind.title, kind.id);
+  for (const ViewKind& kind : viewKinds()) viewPicker_->addItem(QString(kind.menuText).remove(QLatin1Char('&')), kind.id);
   viewPicker_->setToolTip(tr("The view every run shows"));
   connect(viewPicker_, &QComboBox::currentIndexChanged, this, &ComparisonWindow::setViewKind);
   bar->addWidget(new QLabel(tr(" Show "), bar));
@@ -190,6 +196,14 @@ void ComparisonWindow::buildCentralArea() {
   selection->addWidget(headPicker_);
   selection->addSpacing(16);
   selection->addWidget(log);
+  auto* sharedScale = new QCheckBox(tr("one colour scale for all runs"), central);
+  sharedScale->setObjectName(QStringLiteral("sharedColourScale"));
+  sharedScale->setChecked(colourScale_->isShared());
+  sharedScale->setToolTip(tr("On: every run's heatmap is coloured up to the largest weight of any run, so equal colours are equal "
+                             "weights side by side. Off: each run up to its own largest weight."));
+  connect(sharedScale, &QCheckBox::toggled, colourScale_, &SharedColourScale::setShared);
+  selection->addSpacing(8);
+  selection->addWidget(sharedScale);
   selection->addSpacing(16);
   auto* hint = new QLabel(tr("One selection for all runs: choosing a head here or clicking one in any model view selects it everywhere."), central);
   hint->setStyleSheet(QStringLiteral("color: #666;"));
@@ -297,14 +311,14 @@ QString ComparisonWindow::probeNote() const {
 }
 
 void ComparisonWindow::setViewKind(int kind) {
-  if (kind < 0 || kind >= static_cast<int>(comparisonViewKinds().size())) return;
+  if (kind < 0 || kind >= static_cast<int>(viewKinds().size())) return;
   viewKind_ = kind;
   {
     const QSignalBlocker quiet(viewPicker_);
     viewPicker_->setCurrentIndex(kind);
   }
   for (ComparisonPane* pane : panes_) pane->setViewKind(kind);
-  differenceBox_->setVisible(comparisonViewKinds()[kind].id == QLatin1String("attention"));
+  differenceBox_->setVisible(viewKinds()[kind].id == QLatin1String("attention"));
 }
 
 void ComparisonWindow::setOneAfterAnother(bool on) {
@@ -353,7 +367,7 @@ void ComparisonWindow::setEviction(const QString& policy, const QString& budget)
 
 void ComparisonWindow::compare(int a, int b) {
   if (a < 0 || b < 0 || a >= paneCount() || b >= paneCount()) return;
-  difference_->setMaps(panes_[a]->attention(), panes_[b]->attention());
+  difference_->setRuns(panes_[a]->selection(), panes_[b]->selection());
   if (differenceView_) differenceView_->setRunNames(tr("run %1").arg(a + 1), tr("run %1").arg(b + 1));
   if (aPicker_) {
     const QSignalBlocker quietA(aPicker_), quietB(bPicker_);
@@ -442,7 +456,7 @@ void ComparisonWindow::paneTraced(int index, const std::shared_ptr<const TraceSn
 }
 
 void ComparisonWindow::updateNotes() {
-  for (ComparisonPane* pane : panes_) pane->setNote(link_->note(pane->attention()));
+  for (ComparisonPane* pane : panes_) pane->setNote(link_->note(pane->selection()));
 }
 
 void ComparisonWindow::syncSelectionPickers() {
@@ -498,7 +512,7 @@ ComparisonDocument ComparisonWindow::documentFor(const QString& file) const {
     if (pane->session()->hasExperiment()) run.checkpoint = QStringLiteral("%1/run-%2").arg(runs).arg(pane->index() + 1).toStdString();
     d.runs.push_back(std::move(run));
   }
-  d.view = comparisonViewKinds()[viewKind_].id.toStdString();
+  d.view = viewKinds()[viewKind_].id.toStdString();
   d.columns = columns_;
   d.oneAfterAnother = oneAfterAnother_;
   d.probe = sharedProbe_;
@@ -596,7 +610,7 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
     configs.back() = loaded.config;
     trainers.back() = std::move(loaded.trainer);
   }
-  if (comparisonViewKindIndex(QString::fromStdString(document.view)) < 0) document.view = "attention";
+  if (viewKindIndex(QString::fromStdString(document.view)) < 0) document.view = "attention";
   auto* window = new ComparisonWindow(configs);
   for (size_t i = 0; i < trainers.size(); ++i) {
     window->originalThreads_[i] = document.runs[i].config.train.threads;
@@ -610,7 +624,7 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
 }
 
 void ComparisonWindow::applyDocument(const ComparisonDocument& d) {
-  setViewKind(comparisonViewKindIndex(QString::fromStdString(d.view)));
+  setViewKind(viewKindIndex(QString::fromStdString(d.view)));
   columns_ = d.columns;
   layoutGrid();
   setOneAfterAnother(d.oneAfterAnother);

@@ -29,6 +29,7 @@ class ComparisonMetricsModel;
 class ComparisonPane;
 class ProbeEditor;
 class SelectionLink;
+class SharedColourScale;
 struct LoadedCheckpoint;
 
 class ComparisonWindow : public QMainWindow {
@@ -45,13 +46,14 @@ class ComparisonWindow : public QMainWindow {
   int paneCount() const { return static_cast<int>(panes_.size()); }
   ComparisonPane* pane(int i) const { return panes_.at(i); }
   SelectionLink* selection() const { return link_; }
+  SharedColourScale* colourScale() const { return colourScale_; }  // shared by default
   ComparisonMetricsModel* metrics() const { return metrics_; }
   AttentionDifferenceModel* difference() const { return difference_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QString probeNote() const;
   bool hasUnsavedSteps() const;  // some run trained steps since it was last saved or opened
 
-  int viewKind() const { return viewKind_; }
+  int viewKind() const { return viewKind_; }  // an index of viewKinds()
   void setViewKind(int kind);
   bool oneAfterAnother() const { return oneAfterAnother_; }
   void setOneAfterAnother(bool on);
@@ -96,6 +98,7 @@ class ComparisonWindow : public QMainWindow {
 
   std::vector<ComparisonPane*> panes_;
   SelectionLink* link_;
+  SharedColourScale* colourScale_;
   ComparisonMetricsModel* metrics_;
   AttentionDifferenceModel* difference_;
   AttentionDifferenceView* differenceView_ = nullptr;

@@ -29,6 +29,7 @@
 #include "positional/positional.h"
 #include "settings_editor.h"
 #include "train/memory_estimate.h"
+#include "wheel_guard.h"
 
 namespace attnlab {
 
@@ -113,7 +114,7 @@ std::vector<SettingSpec> attentionSpecsOf(const QStringList& variants) {
 
 }  // namespace
 
-ExperimentPanel::ExperimentPanel(QWidget* parent) : QDockWidget(tr("Experiment"), parent), checkTimer_(new QTimer(this)) {
+ExperimentPanel::ExperimentPanel(QWidget* parent) : QDockWidget(tr("Experiment"), parent), checkTimer_(new QTimer(this)), wheelGuard_(new WheelGuard(this)) {
   setObjectName(QStringLiteral("experimentPanel"));
   setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetFloatable);
   checkTimer_->setSingleShot(true);
@@ -187,6 +188,7 @@ QComboBox* ExperimentPanel::makePicker(const QString& key) {
   box->setObjectName(key);
   box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   box->setMinimumContentsLength(10);
+  wheelGuard_->guard(box);  // scrolling the panel past a picker leaves it alone
   // The closed picker shows its current member's formula too.
   connect(box, &QComboBox::currentIndexChanged, box, [box](int i) { box->setToolTip(box->itemData(i, Qt::ToolTipRole).toString()); });
   connect(box, &QComboBox::currentIndexChanged, this, &ExperimentPanel::scheduleCheck);

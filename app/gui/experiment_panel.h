@@ -22,6 +22,8 @@ class QTimer;
 
 namespace attnlab {
 
+class WheelGuard;
+
 class NumberField;
 class SettingsEditor;
 
@@ -85,6 +87,7 @@ class ExperimentPanel : public QDockWidget {
   ExperimentConfig applied_;
   bool loading_ = false;  // showEditors is filling the widgets: edits are not the user's
   QTimer* checkTimer_;
+  WheelGuard* wheelGuard_;
 
   QLineEdit* name_ = nullptr;
   QLabel* description_ = nullptr;

@@ -3,9 +3,8 @@
 #include <QCommandLineParser>
 
 #include "io/config_json.h"
-#include "comparison_view_kinds.h"
+#include "view_kind.h"
 #include "io/comparison_file.h"
-#include "main_window.h"
 
 namespace attnlab {
 
@@ -43,11 +42,11 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                                      "(needs --quit-after-steps)."),
                                       QStringLiteral("FILE|DIR/"));
   const QCommandLineOption view(QStringLiteral("view"),
-                                QStringLiteral("View shown first: %1.").arg(MainWindow::viewNames().join(QStringLiteral(", "))),
+                                QStringLiteral("View shown first: %1.").arg(viewKindIds().join(QStringLiteral(", "))),
                                 QStringLiteral("NAME"));
   const QCommandLineOption compare(QStringLiteral("compare"),
                                    QStringLiteral("Open presets side by side in a comparison window (2 to 4, comma separated); "
-                                                  "--view then names one of: %1.").arg(comparisonViewKindIds().join(QStringLiteral(", "))),
+                                                  "--view then names the view every run shows."),
                                    QStringLiteral("PRESET,PRESET[,...]"));
   const QCommandLineOption benchmarkUi(QStringLiteral("benchmark-ui"),
                                        QStringLiteral("Train --steps steps (default 20) measuring the UI thread's timer latency, then "
@@ -100,13 +99,9 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
       if (!error.empty()) return QString::fromStdString(error);
       out.compare.push_back(config);
     }
-    if (parser.isSet(view) && (out.view = comparisonViewKindIndex(parser.value(view))) < 0)
-      return QStringLiteral("--view needs one of %1, got '%2'").arg(comparisonViewKindIds().join(QStringLiteral(", ")), parser.value(view));
-  } else if (parser.isSet(view)) {
-    out.view = MainWindow::viewNames().indexOf(parser.value(view));
-    if (out.view < 0)
-      return QStringLiteral("--view needs one of %1, got '%2'").arg(MainWindow::viewNames().join(QStringLiteral(", ")), parser.value(view));
   }
+  if (parser.isSet(view) && (out.view = viewKindIndex(parser.value(view))) < 0)
+    return QStringLiteral("--view needs one of %1, got '%2'").arg(viewKindIds().join(QStringLiteral(", ")), parser.value(view));
   if (parser.isSet(quitAfter) && !parsePositive(parser.value(quitAfter), out.quitAfterSteps))
     return QStringLiteral("--quit-after-steps needs a positive whole number, got '%1'").arg(parser.value(quitAfter));
   out.screenshotFile = parser.value(screenshot);

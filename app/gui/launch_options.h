@@ -16,10 +16,10 @@ struct LaunchOptions {
   QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
   QString exportFile;      // with quitAfterSteps: export the shown view (.png, .svg or .csv)
   int quitAfterSteps = 0;
-  int view = 0;  // index into MainWindow::viewNames(), the tab shown first
+  int view = -1;  // index into viewKinds(), the view shown first; -1: the window's own first
   int layer = 0, head = 0;  // 0-based head shown first (--layer/--head are 1-based, as in the pickers)
   // --compare A,B[,C,D]: the presets (with --set and --steps applied) to open side by side in a
-  // comparison window instead of the main window; `view` then indexes comparisonViewKinds().
+  // comparison window instead of the main window.
   std::vector<ExperimentConfig> compare;
   bool benchmarkUi = false;   // --benchmark-ui: measure the UI thread while training (ui_benchmark.h), then exit
   int benchmarkSteps = 20;    // --steps, when given, else 20

@@ -6,6 +6,7 @@
 
 #include "attention_map_model.h"
 #include "comparison_window.h"
+#include "head_selection.h"
 #include "launch_options.h"
 #include "selection_link.h"
 #include "main_window.h"
@@ -14,7 +15,7 @@
 // attnlab --compare A,B: the comparison window alone.
 static int runComparison(const attnlab::LaunchOptions& options) {
   attnlab::ComparisonWindow window(options.compare);
-  window.setViewKind(options.view);
+  if (options.view >= 0) window.setViewKind(options.view);
   if (options.layer > 0 || options.head > 0) window.selection()->select(options.layer, options.head);
   window.show();
   if (options.quitAfterSteps > 0) {
@@ -61,15 +62,16 @@ int main(int argc, char** argv) {
     window.restoreLayout();
     if (!options.experimentChosen) window.restoreLastExperiment();
   }
-  window.showView(static_cast<attnlab::MainWindow::View>(options.view));
+  if (options.view >= 0) window.showView(options.view);
   window.show();
   if (options.layer > 0 || options.head > 0) {  // applied once the first map arrives
     auto& map = window.attentionMap();
+    auto& selection = window.selection();
     auto once = std::make_shared<QMetaObject::Connection>();
-    *once = QObject::connect(&map, &attnlab::AttentionMapModel::mapChanged, &map, [&map, once, options] {
+    *once = QObject::connect(&map, &attnlab::AttentionMapModel::mapChanged, &map, [&map, &selection, once, options] {
       if (!map.hasMap()) return;
       QObject::disconnect(*once);
-      map.select(options.layer, options.head);
+      selection.select(options.layer, options.head);
     });
   }
   if (options.quitAfterSteps > 0) {

@@ -11,10 +11,13 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QScrollBar>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
-#include <QTabWidget>
+#include <QTabBar>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
@@ -22,22 +25,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "comparison_window.h"
-#include "embedding_tab.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
-#include "head_table_view.h"
-#include "head_view.h"
-#include "kv_cache_view.h"
+#include "head_selection.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
-#include "model_view.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
-#include "spectra_tab.h"
-#include "training_view.h"
 #include "view_export.h"
 
 namespace attnlab {
@@ -85,6 +81,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       session_(new TrainingSession(this)),
       history_(new LossHistoryModel(this)),
       attention_(new AttentionMapModel(this)),
+      selection_(new HeadSelection(attention_, this)),
       panel_(new ExperimentPanel(this)),
       files_(new ExperimentFiles(*session_, this)) {
   buildActions();
@@ -212,77 +209,50 @@ void MainWindow::buildPresetsMenu() {
 }
 
 void MainWindow::buildCentralArea() {
-  trainingView_ = new TrainingView(history_, this);
-  heatmap_ = new AttentionHeatmapView(attention_, this);
-  modelView_ = new ModelView(attention_, this);
-  headView_ = new HeadView(attention_, this);
-  headTableView_ = new HeadTableView(attention_, session_, this);
-  kvCacheView_ = new KvCacheView(attention_, session_, this);
-  spectraTab_ = new SpectraTab(attention_, session_, this);
-  embeddingTab_ = new EmbeddingTab(attention_, session_, this);
   probe_ = new ProbeEditor(attention_, this);
-  selection_ = new SelectionBar(attention_, this);
+  selectionBar_ = new SelectionBar(attention_, selection_, this);
   connect(probe_, &ProbeEditor::probeEdited, session_, &TrainingSession::setProbe);
   connect(probe_, &ProbeEditor::drawRequested, session_, &TrainingSession::drawProbe);
 
-  tabs_ = new QTabWidget(this);
+  // The tab bar stays on top and the probe row sits under it, so switching to a view without the
+  // probe row (Training) does not move the tabs.
+  tabs_ = new QTabBar(this);
+  tabs_->setObjectName(QStringLiteral("viewTabs"));
   tabs_->setDocumentMode(true);
-  tabs_->addTab(trainingView_, tr("Training"));
-  tabs_->addTab(heatmap_, tr("Attention"));
-  tabs_->addTab(modelView_, tr("Model"));
-  tabs_->addTab(headView_, tr("Head lines"));
-  tabs_->addTab(headTableView_, tr("Head table"));
-  tabs_->addTab(kvCacheView_, tr("KV cache"));
-  tabs_->addTab(spectraTab_, tr("Spectra"));
-  tabs_->addTab(embeddingTab_, tr("Embedding 3D"));
-  tabs_->setTabToolTip(0, tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"));
-  tabs_->setTabToolTip(1, tr("The selected head's attention on the probe as a heatmap"));
-  tabs_->setTabToolTip(2, tr("Every layer and head at once; click one to select it"));
-  tabs_->setTabToolTip(3, tr("Lines from each query token to the keys it attends to"));
-  tabs_->setTabToolTip(4, tr("Every head's diagnostics and importance, head-drop curves; switch heads off"));
-  tabs_->setTabToolTip(5, tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"));
-  tabs_->setTabToolTip(6, tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"));
-  tabs_->setTabToolTip(7, tr("The selected head's queries and keys on the probe, jointly in 3D"));
+  tabs_->setExpanding(false);
+  pages_ = new QStackedWidget(this);
+  const ViewContext context{attention_, selection_, session_, history_, false};
+  for (const ViewKind& kind : viewKinds()) {
+    views_.push_back(kind.make(context, this));
+    pages_->addWidget(views_.back().widget);
+    const int tab = tabs_->addTab(kind.title);
+    tabs_->setTabToolTip(tab, kind.toolTip);
+  }
+  connect(tabs_, &QTabBar::currentChanged, pages_, &QStackedWidget::setCurrentIndex);
 
   attentionBar_ = new QWidget(this);
   auto* bar = new QVBoxLayout(attentionBar_);
   bar->setContentsMargins(6, 4, 6, 2);
   bar->addWidget(probe_);
-  bar->addWidget(selection_);
-  connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) { attentionBar_->setVisible(index != 0); });
-  attentionBar_->setVisible(false);
+  bar->addWidget(selectionBar_);
+  connect(tabs_, &QTabBar::currentChanged, this, [this](int index) { attentionBar_->setVisible(viewKinds().at(index).showsProbe); });
+  attentionBar_->setVisible(viewKinds().front().showsProbe);
 
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
+  layout->addWidget(tabs_);
   layout->addWidget(attentionBar_);
-  layout->addWidget(tabs_, 1);
+  layout->addWidget(pages_, 1);
   setCentralWidget(central);
 }
 
-QStringList MainWindow::viewNames() {
-  return {QStringLiteral("training"), QStringLiteral("attention"), QStringLiteral("model"), QStringLiteral("heads"),
-          QStringLiteral("diagnostics"), QStringLiteral("kv"), QStringLiteral("spectra"), QStringLiteral("embedding")};
-}
+void MainWindow::showView(int index) { tabs_->setCurrentIndex(index); }
 
-void MainWindow::showView(View view) { tabs_->setCurrentIndex(static_cast<int>(view)); }
+void MainWindow::showView(const QString& id) { showView(viewKindIndex(id)); }
 
-MainWindow::View MainWindow::currentView() const { return static_cast<View>(tabs_->currentIndex()); }
-
-ExportableView& MainWindow::exportable(View view) {
-  switch (view) {
-    case View::Training: return *trainingView_;
-    case View::Attention: return *heatmap_;
-    case View::Model: return *modelView_;
-    case View::Heads: return *headView_;
-    case View::Diagnostics: return *headTableView_;
-    case View::Kv: return *kvCacheView_;
-    case View::Spectra: return *spectraTab_;
-    case View::Embedding: return *embeddingTab_;
-  }
-  return *trainingView_;
-}
+int MainWindow::currentView() const { return tabs_->currentIndex(); }
 
 void MainWindow::buildViewMenus() {
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
@@ -291,17 +261,15 @@ void MainWindow::buildViewMenus() {
   showPanel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   viewMenu->addAction(showPanel);
   viewMenu->addSeparator();
-  const QStringList titles = {tr("&Training charts"), tr("&Attention heatmap"), tr("&Model view (all heads)"), tr("&Head view (lines)"),
-                              tr("Head &table (diagnostics, ablation)"), tr("&KV cache"), tr("&Spectra of W_q^T W_k"),
-                              tr("Query-key &embedding (3D)")};
   auto* group = new QActionGroup(this);
-  for (int i = 0; i < titles.size(); ++i) {
-    QAction* action = viewMenu->addAction(titles[i], this, [this, i] { showView(static_cast<View>(i)); });
-    action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+  for (int i = 0; i < static_cast<int>(viewKinds().size()); ++i) {
+    QAction* action = viewMenu->addAction(viewKinds()[i].menuText, this, [this, i] { showView(i); });
+    action->setToolTip(viewKinds()[i].toolTip);
+    if (i < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
     action->setCheckable(true);
     action->setChecked(i == 0);
     group->addAction(action);
-    connect(tabs_, &QTabWidget::currentChanged, action, [action, i](int index) { action->setChecked(index == i); });
+    connect(tabs_, &QTabBar::currentChanged, action, [action, i](int index) { action->setChecked(index == i); });
   }
   viewMenu->addSeparator();
   QAction* logScale = viewMenu->addAction(tr("&Log colour scale"));
@@ -318,12 +286,15 @@ void MainWindow::buildViewMenus() {
   draw->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
 
   QMenu* exportMenu = menuBar()->addMenu(tr("&Export"));
-  exportMenu->addAction(tr("Current view as &PNG..."), this,
-                        [this] { exportViewInteractively(exportable(currentView()), ExportFormat::Png, this); });
-  exportMenu->addAction(tr("Current view as &SVG..."), this,
-                        [this] { exportViewInteractively(exportable(currentView()), ExportFormat::Svg, this); });
-  exportMenu->addAction(tr("Current view's data as &CSV..."), this,
-                        [this] { exportViewInteractively(exportable(currentView()), ExportFormat::Csv, this); });
+  const auto exportCurrent = [this](ExportFormat format) {
+    if (ExportableView* view = exportable(currentView())) exportViewInteractively(*view, format, this);
+  };
+  QAction* png = exportMenu->addAction(tr("Current view as &PNG..."), this, [exportCurrent] { exportCurrent(ExportFormat::Png); });
+  QAction* svg = exportMenu->addAction(tr("Current view as &SVG..."), this, [exportCurrent] { exportCurrent(ExportFormat::Svg); });
+  QAction* csv = exportMenu->addAction(tr("Current view's data as &CSV..."), this, [exportCurrent] { exportCurrent(ExportFormat::Csv); });
+  connect(exportMenu, &QMenu::aboutToShow, this, [this, png, svg, csv] {
+    for (QAction* action : {png, svg, csv}) action->setEnabled(exportable(currentView()) != nullptr);
+  });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* guide = help->addAction(tr("&User guide"), this, &MainWindow::showGuide);
@@ -352,6 +323,16 @@ void MainWindow::showGuide() {
   }
   dialog->show();
   dialog->raise();
+  // F1 on a view opens the guide at that view's section.
+  auto* browser = dialog->findChild<QTextBrowser*>();
+  const QString section = viewKinds().at(currentView()).guideSection;
+  for (QTextBlock block = browser->document()->begin(); block.isValid(); block = block.next()) {
+    if (block.blockFormat().headingLevel() == 0 || block.text() != section) continue;
+    browser->verticalScrollBar()->setValue(browser->verticalScrollBar()->maximum());  // so the heading ends up on top
+    browser->setTextCursor(QTextCursor(block));
+    browser->ensureCursorVisible();
+    break;
+  }
 }
 
 void MainWindow::buildStatusBar() {
@@ -436,7 +417,7 @@ bool MainWindow::applyPreset(const QString& name) {
 void MainWindow::showOpened(const ExperimentConfig& config, const QString& dir) {
   config_ = config;
   panel_->setAppliedConfig(config_);
-  trainingView_->setTotalSteps(config_.train.steps);
+  history_->setPlannedSteps(config_.train.steps);
   presetName_.clear();
   rememberExperiment();
   showDocumentState();
@@ -545,7 +526,7 @@ void MainWindow::clearResults() {
   session_->setHeadGains({});  // a new experiment starts with every head on
   history_->clear();
   attention_->clear();
-  trainingView_->setTotalSteps(config_.train.steps);
+  history_->setPlannedSteps(config_.train.steps);
   progress_->setRange(0, config_.train.steps);
   progress_->setValue(0);
   progress_->setFormat(tr("step 0 / %1").arg(config_.train.steps));
@@ -564,11 +545,11 @@ void MainWindow::saveCapture() {
     // A folder (an existing one, or a path ending in '/') gets every view as PNG; a file the
     // shown view, in the format its suffix names.
     QFileInfo target(capture_.exportFile);
-    std::vector<std::pair<View, QString>> exports;
+    std::vector<std::pair<int, QString>> exports;
     if (target.isDir() || capture_.exportFile.endsWith(QLatin1Char('/'))) {
       if (!QDir().mkpath(capture_.exportFile)) return emit captureFinished(false, tr("could not create %1").arg(capture_.exportFile));
-      for (int v = 0; v < viewNames().size(); ++v)
-        exports.push_back({static_cast<View>(v), QDir(capture_.exportFile).filePath(viewNames()[v] + QStringLiteral(".png"))});
+      for (int v = 0; v < static_cast<int>(viewKinds().size()); ++v)
+        if (exportable(v)) exports.push_back({v, QDir(capture_.exportFile).filePath(viewKinds()[v].id + QStringLiteral(".png"))});
     } else {
       exports.push_back({currentView(), capture_.exportFile});
     }
@@ -580,7 +561,8 @@ void MainWindow::saveCapture() {
       const ExportFormat format = suffix == QLatin1String("svg")   ? ExportFormat::Svg
                                   : suffix == QLatin1String("csv") ? ExportFormat::Csv
                                                                    : ExportFormat::Png;
-      const QString error = exportView(exportable(view), format, file);
+      if (!exportable(view)) return emit captureFinished(false, tr("the %1 view has no export").arg(viewKinds()[view].id));
+      const QString error = exportView(*exportable(view), format, file);
       if (!error.isEmpty()) return emit captureFinished(false, error);
       saved << file;
     }
@@ -589,10 +571,8 @@ void MainWindow::saveCapture() {
 }
 
 // Views that compute in the background once shown finish that before a capture.
-void MainWindow::settleView(View view) {
-  if (view == View::Diagnostics) headTableView_->settle();
-  if (view == View::Spectra) spectraTab_->waitForResults();
-  if (view == View::Embedding) embeddingTab_->waitForResults();
+void MainWindow::settleView(int index) {
+  if (const auto& settle = views_.at(index).settle) settle();
   QApplication::processEvents();
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // The desktop window: training controls in the toolbar, the experiment panel docked on the left;
-// in the centre the views as tabs (training charts, attention heatmap, model view, head view,
-// spectra, 3D query-key embedding) with the probe editor and the shared layer/head selection above
-// the attention views; state and errors in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
+// in the centre one tab per view kind (view_kinds.cpp) with the probe editor and the shared
+// layer/head selection above the views that show the probe; state and errors in the status bar. Training runs in a TrainingSession (worker thread); this window only shows
 // what the session publishes. Files (save, open, recent, autosave) are ExperimentFiles' business.
 #include <QMainWindow>
 #include <memory>
@@ -10,30 +9,24 @@
 #include "model/config.h"
 #include "snapshots.h"
 #include "training_session.h"
+#include "view_kind.h"
 
 class QAction;
 class QLabel;
 class QMenu;
 class QProgressBar;
-class QTabWidget;
+class QStackedWidget;
+class QTabBar;
 
 namespace attnlab {
 
-class AttentionHeatmapView;
 class AttentionMapModel;
+class HeadSelection;
 class ExperimentFiles;
 class ExperimentPanel;
-class EmbeddingTab;
-class ExportableView;
-class HeadTableView;
-class HeadView;
-class KvCacheView;
 class LossHistoryModel;
-class ModelView;
 class ProbeEditor;
 class SelectionBar;
-class SpectraTab;
-class TrainingView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -44,31 +37,29 @@ class MainWindow : public QMainWindow {
   const LossHistoryModel& lossHistory() const { return *history_; }
   const AttentionMapModel& attentionMap() const { return *attention_; }
   AttentionMapModel& attentionMap() { return *attention_; }
+  HeadSelection& selection() { return *selection_; }  // the layer, head and query every view shows
 
   ExperimentPanel& experimentPanel() { return *panel_; }
   ExperimentFiles& files() { return *files_; }
   const ExperimentConfig& config() const { return config_; }
 
-  // The central tabs, in order.
-  enum class View { Training, Attention, Model, Heads, Diagnostics, Kv, Spectra, Embedding };
-  // "training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding"
-  static QStringList viewNames();
-  void showView(View view);
-  View currentView() const;
-  ExportableView& exportable(View view);
+  // The central tabs: one per entry of viewKinds(), in its order.
+  void showView(int index);
+  void showView(const QString& id);  // an id of viewKinds()
+  int currentView() const;
+  ExportableView* exportable(int index) const { return views_.at(index).exportable; }  // null: no export
   // Blocks until the view's background computation for the latest trace is done and shown
   // (before a capture; the views that compute off the UI thread would otherwise lag a step).
-  void settleView(View view);
-  TrainingView* trainingView() const { return trainingView_; }
-  AttentionHeatmapView* heatmap() const { return heatmap_; }
-  ModelView* modelView() const { return modelView_; }
-  HeadView* headView() const { return headView_; }
-  HeadTableView* headTableView() const { return headTableView_; }
-  KvCacheView* kvCacheView() const { return kvCacheView_; }
-  SpectraTab* spectraTab() const { return spectraTab_; }
-  EmbeddingTab* embeddingTab() const { return embeddingTab_; }
+  void settleView(int index);
+  // The first tab's view of type V (null when there is none).
+  template <class V>
+  V* view() const {
+    for (const ViewInstance& made : views_)
+      if (auto* v = qobject_cast<V*>(made.widget)) return v;
+    return nullptr;
+  }
   ProbeEditor* probeEditor() const { return probe_; }
-  QTabWidget* tabs() const { return tabs_; }
+  QTabBar* tabs() const { return tabs_; }  // one tab per view kind, above the probe row
 
   void startTraining();
   // Makes `config` the experiment on display, after asking about unsaved trained steps.
@@ -119,6 +110,7 @@ class MainWindow : public QMainWindow {
   TrainingSession* session_;
   LossHistoryModel* history_;
   AttentionMapModel* attention_;
+  HeadSelection* selection_;
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
@@ -131,18 +123,12 @@ class MainWindow : public QMainWindow {
   bool persistLayout_ = false;  // set by restoreLayout(); screenshots and tests leave settings alone
   QProgressBar* progress_ = nullptr;
   QLabel* lossLabel_ = nullptr;
-  QTabWidget* tabs_ = nullptr;
+  QTabBar* tabs_ = nullptr;
+  QStackedWidget* pages_ = nullptr;
   QWidget* attentionBar_ = nullptr;  // probe editor and selection, shown above the attention views
   ProbeEditor* probe_ = nullptr;
-  SelectionBar* selection_ = nullptr;
-  TrainingView* trainingView_ = nullptr;
-  AttentionHeatmapView* heatmap_ = nullptr;
-  ModelView* modelView_ = nullptr;
-  HeadView* headView_ = nullptr;
-  HeadTableView* headTableView_ = nullptr;
-  KvCacheView* kvCacheView_ = nullptr;
-  SpectraTab* spectraTab_ = nullptr;
-  EmbeddingTab* embeddingTab_ = nullptr;
+  SelectionBar* selectionBar_ = nullptr;
+  std::vector<ViewInstance> views_;  // one per viewKinds() entry
 
   struct Capture {
     int step = 0;  // 0: no capture requested

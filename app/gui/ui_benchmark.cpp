@@ -15,6 +15,7 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "main_window.h"
 
 namespace attnlab {
@@ -48,7 +49,7 @@ int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options) {
   TrainingSession& session = window.session();
   AttentionMapModel& map = window.attentionMap();
   window.resize(1400, 900);
-  window.showView(MainWindow::View::Attention);  // the heatmap redraws on every published trace
+  window.showView(QStringLiteral("attention"));  // the heatmap redraws on every published trace
   window.show();
 
   // Phase 1: timer lateness while the session trains options.steps steps.
@@ -96,7 +97,7 @@ int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options) {
       return 1;
     }
   }
-  AttentionHeatmapView& heatmap = *window.heatmap();
+  AttentionHeatmapView& heatmap = *window.view<AttentionHeatmapView>();
   QImage image(heatmap.size(), QImage::Format_ARGB32_Premultiplied);
   std::vector<double> redrawMs, redrawCpuMs;
   for (int i = -1; i < options.redraws; ++i) {  // the first draw warms the caches, untimed
@@ -110,7 +111,7 @@ int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options) {
   }
   session.stop();
 
-  const int tokens = map.size();
+  const int tokens = window.selection().shown().size();
   std::printf("UI benchmark: preset with %d-token probe, %d training steps in %.1f s, window %dx%d, heatmap %dx%d px\n",
               tokens, options.steps, trainingSeconds, window.width(), window.height(), heatmap.width(), heatmap.height());
   std::printf("| measure | p50 / median | p99 | max | target |\n| --- | --- | --- | --- | --- |\n");

@@ -21,7 +21,11 @@ void forEachField(MapDiagnostics& a, const MapDiagnostics& b, F f) {
   f(a.previous_token, b.previous_token);
   f(a.induction, b.induction);
   f(a.effective_rank, b.effective_rank);
+  f(a.row_mass, b.row_mass);
 }
+
+// A row whose weights sum to 1 within float rounding counts as normalised.
+constexpr double kMassTolerance = 1e-4;
 }  // namespace
 
 MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
@@ -32,17 +36,25 @@ MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
     for (int j = 0; j < T; ++j) count += visible(scores, T, i, j);
     if (count < 2) continue;
     ++rows;
-    double entropy = 0, distance = 0;
+    double mass = 0, distance = 0;
     for (int j = 0; j < T; ++j) {
       const double a = weights[i * T + j];
-      if (a > 0) entropy -= a * std::log(a);
+      if (visible(scores, T, i, j) && a > 0) mass += a;
       distance += a * std::abs(i - j);
     }
-    d.entropy += entropy;
-    d.normalised_entropy += entropy / std::log(static_cast<double>(count));
+    d.row_mass += mass;
     d.mean_distance += distance;
-    d.sink += weights[i * T];
     if (i > 0) d.previous_token += weights[i * T + i - 1];
+    if (std::abs(mass - 1.0) > kMassTolerance) d.renormalised = true;
+    if (mass <= 0) continue;  // a row with no weight anywhere: no distribution, entropy 0 and no sink
+    double entropy = 0;  // of p_j = a_ij / mass over the visible keys
+    for (int j = 0; j < T; ++j) {
+      const double p = weights[i * T + j] / mass;
+      if (visible(scores, T, i, j) && p > 0) entropy -= p * std::log(p);
+    }
+    d.entropy += entropy;
+    d.normalised_entropy += std::min(1.0, entropy / std::log(static_cast<double>(count)));  // <= 1 but for rounding
+    if (visible(scores, T, i, 0)) d.sink += std::max(0.0, static_cast<double>(weights[i * T])) / mass;
   }
   if (rows > 0) {
     d.entropy /= rows;
@@ -50,6 +62,7 @@ MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
     d.mean_distance /= rows;
     d.sink /= rows;
     d.previous_token /= rows;
+    d.row_mass /= rows;
   }
   d.effective_rank = effectiveRank(weights, T);
   return d;
@@ -101,7 +114,9 @@ std::vector<std::vector<MapDiagnostics>> MapDiagnosticsProbe::measure(const Mode
       for (int b = 0; b < probe_.B; ++b) {
         const size_t off = (static_cast<size_t>(b) * c.n_heads + h) * T * T;
         const AttentionActs& a = ws.blocks[l].attn;
-        forEachField(d, diagnoseMap(a.weights.data() + off, a.scores.data() + off, T), [&](double& x, double y) { x += y / probe_.B; });
+        const MapDiagnostics one = diagnoseMap(a.weights.data() + off, a.scores.data() + off, T);
+        forEachField(d, one, [&](double& x, double y) { x += y / probe_.B; });
+        d.renormalised = d.renormalised || one.renormalised;
       }
     }
   if (half_ >= 2) {
@@ -125,7 +140,10 @@ std::vector<MapDiagnostics> MapDiagnosticsProbe::layerMeans(const std::vector<st
   std::vector<MapDiagnostics> out;
   for (const auto& layer : heads) {
     MapDiagnostics m;
-    for (const MapDiagnostics& d : layer) forEachField(m, d, [&](double& x, double y) { x += y / layer.size(); });
+    for (const MapDiagnostics& d : layer) {
+      forEachField(m, d, [&](double& x, double y) { x += y / layer.size(); });
+      m.renormalised = m.renormalised || d.renormalised;
+    }
     out.push_back(m);
   }
   return out;
@@ -137,7 +155,8 @@ Json diagnosticsJson(const MapDiagnostics& d) {
   return {{"entropy", d.entropy},         {"normalised_entropy", d.normalised_entropy},
           {"mean_distance", d.mean_distance}, {"sink", d.sink},
           {"previous_token", d.previous_token}, {"induction", d.induction},
-          {"effective_rank", d.effective_rank}};
+          {"effective_rank", d.effective_rank}, {"row_mass", d.row_mass},
+          {"renormalised", d.renormalised}};
 }
 
 class MapDiagnosticsAnalysis : public Analysis {
@@ -172,6 +191,11 @@ class MapDiagnosticsAnalysis : public Analysis {
                     h["induction"].get<double>(), h["effective_rank"].get<double>());
       out << line;
     }
+    bool renormalised = false;
+    for (const Json& h : result["heads"]) renormalised = renormalised || h.value("renormalised", false);
+    if (renormalised)
+      out << "rows of these maps do not sum to 1 (mean row mass per head in the JSON, row_mass): entropy, norm and sink\n"
+             "are computed on each row divided by its mass; distance and prev on the weights as they are\n";
     return out.str();
   }
 };

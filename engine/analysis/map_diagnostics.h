@@ -1,7 +1,11 @@
 #pragma once
 // X2 per-head map diagnostics, and their per-layer means over training (X6).
 // Row averages skip rows with a single visible key (a query with no choice says nothing):
-// under a causal mask that is row 0.
+// under a causal mask that is row 0. Entropy, normalised entropy and the sink score describe
+// where a row's weight goes, so they are computed on the row divided by its total mass: for
+// variants whose rows do not sum to 1 (sigmoid, a learned sink, a gate on sigmoid) the raw values
+// would mix "how much" into "where" (a sigmoid row of total 3 could show a normalised entropy
+// above 1). row_mass reports the mean total, and renormalised says when a row's differed from 1.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -19,9 +23,12 @@ struct MapDiagnostics {
   double previous_token = 0;      // a_i,i-1
   double induction = 0;           // on [r, r] for random r of length n: a_i,i-n+1 over the repeat
   double effective_rank = 0;      // exp(entropy of the normalised singular values of the map)
+  double row_mass = 0;            // sum_j a_ij over the visible keys (1 for softmax)
+  bool renormalised = false;      // some row's mass differed from 1: entropies and sink are of a_ij / row mass
 };
 
-// Diagnostics of one [T, T] row-major map (everything but induction). `scores` tells visible keys
+// Diagnostics of one [T, T] row-major map (everything but induction); entropies and sink on
+// each row normalised to 1 (see above), distance and previous-token on the weights as they are. `scores` tells visible keys
 // (finite) from masked ones (-inf); null means causal (j <= i).
 MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T);
 // Mean of a_i,i-n+1 over the repeat's rows i in [start + n, start + 2n) of a map of the sequence

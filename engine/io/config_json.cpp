@@ -77,7 +77,12 @@ std::vector<Section> sectionsOf(ExperimentConfig& c) {
         {"seed", &r.seed},
         {"threads", &r.threads},
         {"eval_every", &r.eval_every},
-        {"eval_batches", &r.eval_batches}}},
+        {"eval_batches", &r.eval_batches},
+        {"qk_lr_ratio", &r.qk_lr_ratio},
+        {"ov_lr_ratio", &r.ov_lr_ratio},
+        {"lr_ratio_layers", &r.lr_ratio_layers},
+        {"lr_ratio_from", &r.lr_ratio_from},
+        {"lr_ratio_until", &r.lr_ratio_until}}},
   };
 }
 

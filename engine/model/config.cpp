@@ -8,6 +8,7 @@
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
+#include "train/circuit_lr.h"
 
 namespace attnlab {
 
@@ -60,6 +61,7 @@ std::string validate(const ExperimentConfig& config) {
   if (t.min_lr_ratio < 0 || t.min_lr_ratio > 1) return "train.min_lr_ratio must be in [0, 1]";
   if (t.threads > 64) return "train.threads must be at most 64";
   if (t.eval_every < 0 || t.eval_batches <= 0) return "train.eval_every must be >= 0 and train.eval_batches > 0";
+  if (auto why = validateCircuitLr(t, m.n_layers); !why.empty()) return why;
   std::string error;
   if (!makeTask(config.task, error)) return error;
   return {};

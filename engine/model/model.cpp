@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "model/attention_layer.h"
+#include "model/length_limit.h"
 #include "model/ops.h"
 #include "model/workspace.h"
 #include "positional/positional.h"
@@ -100,7 +101,7 @@ Model::~Model() = default;
 double Model::forward(Workspace& ws, const int* tokens, const int* targets, int B, int T, Trace* trace) const {
   const Parts& p = *parts_;
   const ModelConfig& c = config_;
-  if (T > c.context) throw std::invalid_argument("sequence of " + std::to_string(T) + " tokens exceeds the context of " + std::to_string(c.context));
+  if (std::string why = lengthRefusal(c, T); !why.empty()) throw std::invalid_argument(why);
   ws.B = B;
   ws.T = T;
   ws.tokens.assign(tokens, tokens + B * T);
@@ -160,9 +161,7 @@ void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Ma
   const Parts& p = *parts_;
   const ModelConfig& c = config_;
   if (token < 0 || token >= c.vocab) throw std::invalid_argument("token id " + std::to_string(token) + " is outside the vocabulary");
-  if (pos >= c.context && p.positional->absolute())
-    throw std::invalid_argument("position " + std::to_string(pos) + " is beyond the context of " + std::to_string(c.context) +
-                                " that " + c.positional + " positions cover");
+  if (std::string why = lengthRefusal(c, pos + 1); !why.empty()) throw std::invalid_argument(why);
   Mat x = p.tok_emb->value.row(token);
   if (p.positional->absolute()) p.positional->addToEmbeddings(x, &pos, 1, 1);
   Mat ln, y, mid, hidden, act, mlp;

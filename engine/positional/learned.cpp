@@ -1,3 +1,4 @@
+#include "model/length_limit.h"
 #include "positional/positional.h"
 
 namespace attnlab {
@@ -26,6 +27,9 @@ class LearnedAbsolute : public PositionalEncoding {
  private:
   Param* table_ = nullptr;
 };
+
+// Row t exists only for t < context: the model refuses longer sequences (model/length_limit.h).
+static const bool kLimitedToContext = declarePositionLimited("learned");
 
 ATTNLAB_REGISTER(PositionalRegistry, "learned", "x_t += P[t], a learned table of context x d_model",
                  [] { return std::make_unique<LearnedAbsolute>(); });

@@ -11,7 +11,7 @@ AdamW::AdamW(ParamStore& params, const TrainConfig& config) : params_(params), c
   }
 }
 
-void AdamW::step(double lr) {
+void AdamW::step(double lr, const std::vector<float>* ratios) {
   ++t_;
   const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
   const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t_));
@@ -20,10 +20,11 @@ void AdamW::step(double lr) {
   auto& all = params_.all();
   for (size_t i = 0; i < all.size(); ++i) {
     Param& p = *all[i];
+    const float lrp = ratios ? lrf * (*ratios)[i] : lrf;
     m_[i] = b1 * m_[i] + (1 - b1) * p.grad;
     v_[i] = b2 * v_[i] + (1 - b2) * p.grad.cwiseProduct(p.grad);
-    if (p.decay) p.value *= 1.0f - lrf * static_cast<float>(config_.weight_decay);  // decoupled decay
-    p.value.array() -= lrf * (m_[i].array() / c1) / ((v_[i].array() / c2).sqrt() + eps);
+    if (p.decay) p.value *= 1.0f - lrp * static_cast<float>(config_.weight_decay);  // decoupled decay
+    p.value.array() -= lrp * (m_[i].array() / c1) / ((v_[i].array() / c2).sqrt() + eps);
   }
 }
 

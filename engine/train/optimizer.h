@@ -10,7 +10,8 @@ namespace attnlab {
 class AdamW {
  public:
   AdamW(ParamStore& params, const TrainConfig& config);
-  void step(double lr);
+  // `ratios`, when given, scales lr per parameter (in ParamStore order): train/circuit_lr.h.
+  void step(double lr, const std::vector<float>* ratios = nullptr);
   int steps() const { return t_; }
   // The moments, one per parameter in ParamStore order, for checkpoints.
   const std::vector<Mat>& firstMoments() const { return m_; }

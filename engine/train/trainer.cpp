@@ -3,10 +3,14 @@
 #include <malloc.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "model/length_limit.h"
 #include "model/workspace.h"
+#include "train/circuit_lr.h"
+#include "train/length_eval.h"
 #include "train/memory_estimate.h"
 
 namespace attnlab {
@@ -136,7 +140,12 @@ TrainPoint Trainer::trainStep() {
   point.layer_entropy = model_->layerEntropy(*workspace_);
   point.grad_norm = clipGradients(params, config_.train.grad_clip);
   point.lr = learningRate(step_);
-  optimizer_->step(point.lr);
+  if (circuitLrActive(config_.train)) {
+    const std::vector<float> ratios = circuitLrRatios(params, config_.train, step_);
+    optimizer_->step(point.lr, &ratios);
+  } else {
+    optimizer_->step(point.lr);
+  }
   step_ = stepNumber;
 
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -151,43 +160,59 @@ TrainPoint Trainer::trainStep() {
   return point;
 }
 
-EvalResult Trainer::evaluate(int batches) {
-  useThreads(config_.train.threads);
-  if (batches <= 0) batches = config_.train.eval_batches;
-  Rng rng(config_.train.seed ^ kEvalStream);
+EvalResult Trainer::evaluate(int batches) { return evaluateAtLength(*this, seqLen_, batches); }
+
+EvalResult evaluateAtLength(Trainer& trainer, int seqLen, int batches) {
+  const ExperimentConfig& config = trainer.config();
+  const Task& task = trainer.task();
+  const Model& model = trainer.model();
+  useThreads(config.train.threads);
+  if (batches <= 0) batches = config.train.eval_batches;
+  if (seqLen < std::max(2, task.minSequenceLength()))
+    throw ConfigError("task '" + config.task.name + "' cannot make sequences of " + std::to_string(seqLen) + " tokens");
+  if (std::string why = lengthRefusal(model.config(), seqLen); !why.empty()) throw ConfigError(why);
+  const int B = config.train.batch, trained = trainer.sequenceLength();
+  const long perForward = static_cast<long>(B) * trained * trained / (static_cast<long>(seqLen) * seqLen);
+  const int rowsPerForward = static_cast<int>(std::clamp<long>(perForward, 1, B));  // B at the training length
+  Rng rng(config.train.seed ^ kEvalStream);
   auto ws = makeWorkspace();
   EvalResult r;
   double lossSum = 0;
   long answers = 0, correct = 0, sequences = 0, exact = 0;
   for (int n = 0; n < batches; ++n) {
-    const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Validation, rng);
-    // Validation reports the task loss alone: the retention gate's sparsity term is a training pressure.
-    model_->forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
-    lossSum += ws->cross_entropy * ws->counted;
-    r.tokens += ws->counted;
-    const Mat& logits = workspaceLogits(*ws);
-    for (int b = 0; b < batch.B; ++b) {
-      bool all = true, any = false;
-      for (int t = 0; t < batch.T; ++t) {
-        const int row = b * batch.T + t, target = batch.targets[row];
-        if (target < 0) continue;
-        Eigen::Index argmax;
-        logits.row(row).maxCoeff(&argmax);
-        const bool ok = argmax == target;
-        correct += ok;
-        ++answers;
-        all = all && ok;
-        any = true;
-      }
-      if (any) {
-        ++sequences;
-        exact += all;
+    const Batch batch = task.sample(B, seqLen, Split::Validation, rng);
+    const int T = batch.T;
+    for (int b0 = 0; b0 < batch.B; b0 += rowsPerForward) {
+      const int rows = std::min(rowsPerForward, batch.B - b0);
+      const int* targets = batch.targets.data() + static_cast<size_t>(b0) * T;
+      // Validation reports the task loss alone: the retention gate's sparsity term is a training pressure.
+      model.forward(*ws, batch.inputs.data() + static_cast<size_t>(b0) * T, targets, rows, T);
+      lossSum += ws->cross_entropy * ws->counted;
+      r.tokens += ws->counted;
+      const Mat& logits = workspaceLogits(*ws);
+      for (int b = 0; b < rows; ++b) {
+        bool all = true, any = false;
+        for (int t = 0; t < T; ++t) {
+          const int row = b * T + t, target = targets[row];
+          if (target < 0) continue;
+          Eigen::Index argmax;
+          logits.row(row).maxCoeff(&argmax);
+          const bool ok = argmax == target;
+          correct += ok;
+          ++answers;
+          all = all && ok;
+          any = true;
+        }
+        if (any) {
+          ++sequences;
+          exact += all;
+        }
       }
     }
   }
   r.loss = r.tokens ? lossSum / r.tokens : 0.0;
   r.perplexity = std::exp(r.loss);
-  if (task_->hasAnswers() && answers) {
+  if (task.hasAnswers() && answers) {
     r.accuracy = double(correct) / answers;
     r.exact_match = sequences ? double(exact) / sequences : 0.0;
   }

@@ -14,12 +14,13 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QTabWidget>
+#include <QTabBar>
 #include <QTextBrowser>
 
 #include "../cli_support.h"
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "embedding_tab.h"
 #include "qk_embedding_model.h"
 #include "qk_embedding_panel.h"
@@ -90,13 +91,13 @@ void checkEmbeddingPicture(MainWindow& window, QkEmbeddingView* view3d, const QD
   for (int y = 0; y < before.height(); ++y)
     for (int x = 0; x < before.width(); ++x) changed += before.pixel(x, y) != turned.pixel(x, y);
   QVERIFY2(changed > 1000, qPrintable(QStringLiteral("only %1 pixels changed after turning the camera").arg(changed)));
-  QkEmbeddingModel* embeddingModel = window.embeddingTab()->model();
+  QkEmbeddingModel* embeddingModel = window.view<EmbeddingTab>()->model();
   embeddingModel->setColorBy(QkEmbeddingModel::ColorBy::Role);
   embeddingModel->selectQuery(embeddingModel->count(QkEmbeddingModel::Kind::Query) - 1);
   QVERIFY(!embeddingModel->selectedLines().empty());
   QVERIFY(!embeddingModel->categories().isEmpty());
   QTest::qWait(100);
-  QCOMPARE(exportView(window.exportable(MainWindow::View::Embedding), ExportFormat::Png,
+  QCOMPARE(exportView(*window.exportable(viewKindIndex("embedding")), ExportFormat::Png,
                       shots.filePath(QStringLiteral("embedding-roles.png"))),
            QString());
 }
@@ -129,7 +130,9 @@ class AppSmokeTest : public QObject {
     connect(&user, &QTimer::timeout, [&] {
       // Every view but the 3D one: showing it first makes the window compose through OpenGL,
       // which on Xvfb's software OpenGL stalls the UI once for 0.3-0.5 s (measured at a load of 8).
-      window.showView(static_cast<MainWindow::View>(++flips % static_cast<int>(MainWindow::View::Embedding)));
+      QStringList ids = viewKindIds();
+      ids.removeOne(QStringLiteral("embedding"));
+      window.showView(ids[++flips % ids.size()]);
       window.probeEditor()->submit(flips % 2 ? QStringLiteral("the") : QStringLiteral("the dog"));
     });
     const int stepsBefore = stepsDone(window);
@@ -174,33 +177,35 @@ class AppSmokeTest : public QObject {
 
     // A typed probe reaches the worker and comes back traced.
     ProbeEditor* probe = window.probeEditor();
-    window.showView(MainWindow::View::Attention);
+    window.showView(QStringLiteral("attention"));
     probe->field()->clear();
     QTest::keyClicks(probe->field(), QStringLiteral("the dog"));
     QVERIFY2(probe->message().isEmpty(), qPrintable(probe->message()));
-    QTRY_COMPARE_WITH_TIMEOUT(window.attentionMap().size(), 2, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.selection().shown().size(), 2, 10000);
     QTest::keyClicks(probe->field(), QStringLiteral(" qqqzzz"));
     QVERIFY2(probe->message().contains(QStringLiteral("qqqzzz")), qPrintable(probe->message()));
     QTest::mouseClick(probe->findChild<QPushButton*>(), Qt::LeftButton);  // Draw example
-    QTRY_VERIFY_WITH_TIMEOUT(window.attentionMap().size() > 8, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.selection().shown().size() > 8, 10000);
 
     // Screenshots of every view, made by the views' own export, none of them blank.
     const QDir shots(QDir::current().filePath(QStringLiteral("smoke-screenshots")));
     QVERIFY(shots.mkpath(QStringLiteral(".")));
-    const QStringList names = MainWindow::viewNames();
+    // Every registered kind, so a new view is checked the moment it has its row.
+    const QStringList names = viewKindIds();
     for (int v = 0; v < names.size(); ++v) {
-      const auto view = static_cast<MainWindow::View>(v);
+      const int view = v;
       window.showView(view);
       QCOMPARE(window.tabs()->currentIndex(), v);
       QTest::qWait(100);  // layouts settle
       window.settleView(view);
       const QString file = shots.filePath(names[v] + QStringLiteral(".png"));
-      QCOMPARE(exportView(window.exportable(view), ExportFormat::Png, file), QString());
+      QVERIFY2(window.exportable(view), qPrintable(names[v] + QStringLiteral(" has no export")));
+      QCOMPARE(exportView(*window.exportable(view), ExportFormat::Png, file), QString());
       const QImage image = QImage(file).convertToFormat(QImage::Format_RGB32);
       QVERIFY2(!image.isNull() && image.width() > 300 && image.height() > 200, qPrintable(file));
       const int colours = distinctSaturatedColours(image);
       qInfo("%s: %dx%d, %d distinct saturated colours", qPrintable(names[v]), image.width(), image.height(), colours);
-      if (view == MainWindow::View::Embedding && !window.embeddingTab()->panel()) {
+      if (names[v] == QLatin1String("embedding") && !window.view<EmbeddingTab>()->panel()) {
         qInfo("no OpenGL on this display (offscreen): the 3D view says so instead");
         continue;
       }
@@ -209,34 +214,34 @@ class AppSmokeTest : public QObject {
 
     // The spectra follow the run (one frame per traced step) and the shared selection; the
     // embedding has a query and a key per probe token, and its picture turns with the camera.
-    window.attentionMap().select(1, 1);
-    window.showView(MainWindow::View::Spectra);
-    window.settleView(MainWindow::View::Spectra);
-    const SpectrumModel& spectra = *window.spectraTab()->model();
+    window.selection().select(1, 1);
+    window.showView(QStringLiteral("spectra"));
+    window.settleView(viewKindIndex("spectra"));
+    const SpectrumModel& spectra = *window.view<SpectraTab>()->model();
     QVERIFY(spectra.hasData());
     QCOMPARE(spectra.step(), 12);
     QVERIFY(spectra.snapshotCount() >= 1 && spectra.snapshotCount() <= SpectrumHistory::kMaxFrames);
     QCOMPARE(spectra.selectedLayer(), 1);
     QCOMPARE(spectra.selectedHead(), 1);
     QVERIFY(!spectra.eigenvaluePoints(1).isEmpty());
-    window.showView(MainWindow::View::Embedding);
-    window.settleView(MainWindow::View::Embedding);
-    const QkEmbeddingModel& embedding = *window.embeddingTab()->model();
-    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Query), window.attentionMap().size());
-    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Key), window.attentionMap().size());
+    window.showView(QStringLiteral("embedding"));
+    window.settleView(viewKindIndex("embedding"));
+    const QkEmbeddingModel& embedding = *window.view<EmbeddingTab>()->model();
+    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Query), window.selection().shown().size());
+    QCOMPARE(embedding.count(QkEmbeddingModel::Kind::Key), window.selection().shown().size());
     QCOMPARE(embedding.data()->layer, 1);
     QCOMPARE(embedding.data()->head, 1);
-    if (QkEmbeddingPanel* panel = window.embeddingTab()->panel()) {
+    if (QkEmbeddingPanel* panel = window.view<EmbeddingTab>()->panel()) {
       checkEmbeddingPicture(window, panel->view(), shots);
       if (QTest::currentTestFailed()) return;
     }
-    window.attentionMap().select(0, 0);
+    window.selection().select(0, 0);
 
     // The heatmap's pixels at two known cells differ as their weights do: the brighter cell is the
     // larger weight (the ramp's lightness rises with the weight).
-    window.showView(MainWindow::View::Attention);
+    window.showView(QStringLiteral("attention"));
     QTest::qWait(100);
-    const AttentionMapModel& map = window.attentionMap();
+    const HeadMap map = window.selection().shown();
     const int n = map.size();
     int strongQ = 0, strongK = 0, weakQ = n - 1, weakK = 0;
     for (int q = 0; q < n; ++q)
@@ -245,10 +250,10 @@ class AppSmokeTest : public QObject {
         if (map.weight(q, k) < map.weight(weakQ, weakK)) weakQ = q, weakK = k;
       }
     QVERIFY(map.weight(strongQ, strongK) > 2 * map.weight(weakQ, weakK));
-    const QImage heat = window.heatmap()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const QImage heat = window.view<AttentionHeatmapView>()->grab().toImage().convertToFormat(QImage::Format_RGB32);
     const double dpr = heat.devicePixelRatio();
     auto lightness = [&](int q, int k) {
-      const QPoint c = window.heatmap()->cellRect(q, k).center() * dpr;
+      const QPoint c = window.view<AttentionHeatmapView>()->cellRect(q, k).center() * dpr;
       return QColor(heat.pixel(c)).lightnessF();
     };
     QVERIFY2(lightness(strongQ, strongK) > lightness(weakQ, weakK) + 0.2,

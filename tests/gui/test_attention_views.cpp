@@ -18,6 +18,8 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
+#include "map_image.h"
 #include "colormap.h"
 #include "head_view.h"
 #include "io/config_json.h"
@@ -75,6 +77,7 @@ class AttentionViewsTest : public QObject {
  private slots:
   void rampPositionsLinearAndLog() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     QCOMPARE(model.rampPosition(0.5, 1.0), 0.5);
     QCOMPARE(model.rampPosition(0.0, 1.0), 0.0);
     model.setColourScale(AttentionMapModel::ColourScale::Log);
@@ -87,8 +90,9 @@ class AttentionViewsTest : public QObject {
 
   void heatmapColoursInLinearAndLogScale() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(fourTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(500, 420);
     QImage image = render(view);
     auto at = [&](int q, int k) { return image.pixel(view.cellRect(q, k).center()); };
@@ -117,11 +121,12 @@ class AttentionViewsTest : public QObject {
     snapshot->evicted.assign(1, std::vector<std::vector<bool>>(2, std::vector<bool>(16, false)));
     snapshot->evicted[0][0][3 * 4 + 1] = true;  // layer 1, head 1, query 3, key 1
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(snapshot);
-    QVERIFY(model.isEvicted(3, 1));
-    QVERIFY(!model.isEvicted(3, 2));
+    QVERIFY(modelSelection.shown().isEvicted(3, 1));
+    QVERIFY(!modelSelection.shown().isEvicted(3, 2));
     QVERIFY(!model.isEvicted(0, 1, 3, 1));  // another head
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(500, 420);
     const QImage image = render(view);
     auto reddish = [&](const QRect& cell) {
@@ -139,17 +144,18 @@ class AttentionViewsTest : public QObject {
 
   void modelViewThumbnailsAndClickSelection() {
     AttentionMapModel model;
-    ModelView view(&model);
+    HeadSelection modelSelection(&model);
+    ModelView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(600, 500);
     QVERIFY(view.thumbnailRect(0, 0).isEmpty());
     model.setTrace(fourTokenTrace(2));
     // The thumbnail model: one pixel per cell, the heatmap's colours.
-    const QImage thumb = model.mapImage(1, 1);
+    const QImage thumb = mapImage(model, 1, 1);
     QCOMPARE(thumb.size(), QSize(4, 4));
     QCOMPARE(thumb.pixel(0, 2), rampColor(0.0).rgb());
     QCOMPARE(thumb.pixel(1, 2), rampColor(1.0).rgb());
-    QCOMPARE(thumb.pixel(3, 0), AttentionMapModel::kMaskedColour);
-    QVERIFY(model.mapImage(2, 0).isNull());
+    QCOMPARE(thumb.pixel(3, 0), kMaskedColour);
+    QVERIFY(mapImage(model, 2, 0).isNull());
 
     // Four thumbnails in a 2 x 2 grid, apart from each other, drawn with those colours.
     const QRect a = view.thumbnailRect(0, 0), b = view.thumbnailRect(0, 1), c = view.thumbnailRect(1, 0);
@@ -162,14 +168,15 @@ class AttentionViewsTest : public QObject {
     QCOMPARE(image.pixel(r.left() + cell / 2, r.top() + cell / 2 + 2 * cell), rampColor(0.0).rgb());         // (q2, k0)
 
     QTest::mouseClick(&view, Qt::LeftButton, {}, view.thumbnailRect(1, 0).center());
-    QCOMPARE(model.selectedLayer(), 1);
-    QCOMPARE(model.selectedHead(), 0);
+    QCOMPARE(modelSelection.layer(), 1);
+    QCOMPARE(modelSelection.head(), 0);
     QCOMPARE(view.headAt(view.thumbnailRect(0, 1).center()), std::make_pair(0, 1));
     QCOMPARE(view.headAt(QPoint(0, 0)), std::make_pair(-1, -1));
   }
 
   void headViewLinesAboveTheThreshold() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(fourTokenTrace(1));
     // Head 0 at 0.05: (0,0) 1, (1,0) .5, (1,1) .5, (2,0) .1, (2,2) .89, (3,2) .2, (3,3) .799.
     auto lines = attentionLines(model, 0, {0}, 0.05f);
@@ -195,10 +202,10 @@ class AttentionViewsTest : public QObject {
     QCOMPARE(lines.back().key, 2);
     QVERIFY(attentionLines(model, 0, {5}, 0.0f).empty());  // no such head
 
-    HeadView view(&model);
+    HeadView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(700, 500);
     QCOMPARE(view.canvas()->heads(), std::vector<int>{0});  // the selected head
-    model.select(0, 1);
+    modelSelection.select(0, 1);
     QCOMPARE(view.canvas()->heads(), (std::vector<int>{0, 1}));  // a head picked elsewhere joins
     const QImage image = render(*view.canvas());
     // A weight-1 line of head 1 (colour of head 1) runs from query 3 to key 2: its midpoint is coloured.
@@ -215,6 +222,7 @@ class AttentionViewsTest : public QObject {
 
   void probeEditorTokenisesOrExplains() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     ProbeEditor editor(&model);
     QVERIFY(!editor.field()->isEnabled());
     QVERIFY(!editor.submit(QStringLiteral("a b")).isEmpty());  // no vocabulary before training
@@ -238,7 +246,7 @@ class AttentionViewsTest : public QObject {
 
   void trainingChartsAndTheirCsv() {
     LossHistoryModel history;
-    TrainingView view(&history);
+    TrainingView view(ViewContext{.history = &history});
     view.resize(900, 600);
     QVERIFY(!view.hasExportData());
     std::vector<LossPoint> points;
@@ -279,10 +287,11 @@ class AttentionViewsTest : public QObject {
   void exportsWriteValidFiles() {
     QTemporaryDir dir;
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(fourTokenTrace(2));
-    AttentionHeatmapView heatmap(&model);
-    ModelView grid(&model);
-    HeadView lines(&model);
+    AttentionHeatmapView heatmap(ViewContext{.attention = &model, .selection = &modelSelection});
+    ModelView grid(ViewContext{.attention = &model, .selection = &modelSelection});
+    HeadView lines(ViewContext{.attention = &model, .selection = &modelSelection});
     for (QWidget* w : std::initializer_list<QWidget*>{&heatmap, &grid, &lines}) w->resize(640, 480);
     QCOMPARE(csvField(QStringLiteral("a,b")), QStringLiteral("\"a,b\""));
     QCOMPARE(csvField(QStringLiteral("say \"hi\"")), QStringLiteral("\"say \"\"hi\"\"\""));
@@ -311,7 +320,8 @@ class AttentionViewsTest : public QObject {
 
     // Nothing to export yet: a clear reason, no file.
     AttentionMapModel empty;
-    AttentionHeatmapView blank(&empty);
+    HeadSelection emptySelection(&empty);
+    AttentionHeatmapView blank(ViewContext{.attention = &empty, .selection = &emptySelection});
     QVERIFY(!exportView(blank, ExportFormat::Csv, dir.filePath("none.csv")).isEmpty());
     QVERIFY(!QFile::exists(dir.filePath("none.csv")));
     QVERIFY(!exportView(heatmap, ExportFormat::Png, dir.filePath("no/such/folder/x.png")).isEmpty());

@@ -20,9 +20,9 @@
 #include "analysis/analysis.h"
 #include "attention_difference_model.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
-#include "comparison_view_kinds.h"
 #include "comparison_window.h"
 #include "io/config_json.h"
 #include "launch_options.h"
@@ -31,6 +31,8 @@
 #include "probe_editor.h"
 #include "selection_link.h"
 #include "train/trainer.h"
+#include "view_export.h"
+#include "view_kind.h"
 
 using namespace attnlab;
 using State = TrainingSession::State;
@@ -98,11 +100,12 @@ class ComparisonTest : public QObject {
  private slots:
   void differenceIsExactlyAMinusB() {
     AttentionMapModel a, b;
+    HeadSelection aSelection(&a), bSelection(&b);
     a.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
     b.setTrace(knownTrace({1, 0.9f, 0.1f, 0.6f, 0.3f, 0.1f}));
     AttentionDifferenceModel difference;
     QSignalSpy changed(&difference, &AttentionDifferenceModel::differenceChanged);
-    difference.setMaps(&a, &b);
+    difference.setRuns(&aSelection, &bSelection);
     QVERIFY(difference.hasDifference());
     QCOMPARE(difference.size(), 3);
     QCOMPARE(difference.difference(0, 0), 0.0f);
@@ -127,8 +130,9 @@ class ComparisonTest : public QObject {
 
   void noDifferenceWithoutTheSameProbeAndHead() {
     AttentionMapModel a, b;
+    HeadSelection aSelection(&a), bSelection(&b);
     AttentionDifferenceModel difference;
-    difference.setMaps(&a, &b);
+    difference.setRuns(&aSelection, &bSelection);
     QVERIFY(!difference.hasDifference());
     QVERIFY(difference.reason().contains("press Train"));
     a.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
@@ -136,42 +140,51 @@ class ComparisonTest : public QObject {
     QVERIFY(difference.reason().contains("different probes"));
     a.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 2, 2));
     b.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}));
-    a.select(1, 1);
+    aSelection.select(1, 1);
     QVERIFY2(difference.reason().contains("different heads"), qPrintable(difference.reason()));
   }
 
   void selectionIsLinkedAndClampedWhereAHeadIsMissing() {
     AttentionMapModel big, small;
+    HeadSelection bigSelection(&big), smallSelection(&small);
     SelectionLink link;
-    link.add(&big);
-    link.add(&small);
+    link.add(&bigSelection);
+    link.add(&smallSelection);
     big.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 3, 4));
     small.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 2, 2));
     QCOMPARE(link.maxLayers(), 3);
     QCOMPARE(link.maxHeads(0), 4);
     // A choice made in one map (as a click in its model view makes it) reaches the other.
-    small.select(1, 1);
+    smallSelection.select(1, 1);
     QCOMPARE(link.layer(), 1);
-    QCOMPARE(big.selectedLayer(), 1);
-    QCOMPARE(big.selectedHead(), 1);
+    QCOMPARE(bigSelection.layer(), 1);
+    QCOMPARE(bigSelection.head(), 1);
     // A head only the big model has: the small one shows its nearest and says so, and its
     // fallback does not pull the big one back.
-    big.select(2, 3);
+    bigSelection.select(2, 3);
     QCOMPARE(link.layer(), 2);
     QCOMPARE(link.head(), 3);
-    QCOMPARE(small.selectedLayer(), 1);
-    QCOMPARE(small.selectedHead(), 1);
-    QVERIFY(link.note(&small).contains("2 layers"));
-    QCOMPARE(link.note(&big), QString());
-    QCOMPARE(big.selectedLayer(), 2);
+    QCOMPARE(smallSelection.layer(), 1);
+    QCOMPARE(smallSelection.head(), 1);
+    QVERIFY(link.note(&smallSelection).contains("2 layers"));
+    QCOMPARE(link.note(&bigSelection), QString());
+    QCOMPARE(bigSelection.layer(), 2);
     // A new trace keeps the shared selection; a cleared and retraced map takes it again.
     big.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 3, 4));
-    QCOMPARE(big.selectedHead(), 3);
+    QCOMPARE(bigSelection.head(), 3);
     big.clear();
     big.setTrace(knownTrace({1, 0.5f, 0.5f, 0.2f, 0.3f, 0.5f}, 3, 4));
-    QCOMPARE(big.selectedLayer(), 2);
-    QCOMPARE(big.selectedHead(), 3);
+    QCOMPARE(bigSelection.layer(), 2);
+    QCOMPARE(bigSelection.head(), 3);
     QCOMPARE(link.layer(), 2);
+    // A query chosen in one run is chosen in the other (one past the probe's end is ignored).
+    smallSelection.selectQuery(2);
+    QCOMPARE(bigSelection.query(), 2);
+    bigSelection.selectQuery(-1);
+    QCOMPARE(smallSelection.query(), -1);
+    bigSelection.selectQuery(7);  // a 3-token probe: ignored, and nothing to share
+    QCOMPARE(bigSelection.query(), -1);
+    QCOMPARE(smallSelection.query(), -1);
   }
 
   void metricsTableHasARowPerMetricAndAColumnPerRun() {
@@ -239,11 +252,12 @@ class ComparisonTest : public QObject {
   }
 
   void viewKindsListTheStandardViews() {
-    // The main window's view names, in an order that puts the attention map first.
-    QCOMPARE(comparisonViewKindIds(),
-             (QStringList{"attention", "training", "model", "heads", "diagnostics", "kv", "spectra", "embedding"}));
-    QCOMPARE(comparisonViewKindIndex("model"), 2);
-    QCOMPARE(comparisonViewKindIndex("nope"), -1);
+    // One table for the main window and the comparison; a comparison starts on the attention map.
+    QCOMPARE(viewKindIds(), (QStringList{"training", "attention", "model", "heads", "diagnostics", "kv", "spectra", "embedding"}));
+    QCOMPARE(viewKindIndex("model"), 2);
+    QCOMPARE(viewKindIndex("nope"), -1);
+    ComparisonWindow window({tiny("softmax", 10), tiny("sigmoid", 10)});
+    QCOMPARE(viewKinds()[window.viewKind()].id, QString("attention"));
   }
 
   void launchOptionsOpenAComparison() {
@@ -254,11 +268,11 @@ class ComparisonTest : public QObject {
     QVERIFY(options.compare[0].model.retention_gate && options.compare[1].model.retention_gate);
     QCOMPARE(options.compare[1].model.attention, std::vector<std::string>{"sigmoid"});
     QCOMPARE(options.compare[1].train.steps, 30);
-    QCOMPARE(options.view, comparisonViewKindIndex("model"));
+    QCOMPARE(options.view, viewKindIndex("model"));
     const QList<QPair<QStringList, QString>> bad = {
         {{"attnlab", "--compare", "induction"}, "2 to 4 presets"},
         {{"attnlab", "--compare", "induction,nope"}, "unknown preset \"nope\""},
-        {{"attnlab", "--compare", "induction,copy", "--view", "lines"}, "--view needs one of attention, training, model, heads"},
+        {{"attnlab", "--compare", "induction,copy", "--view", "lines"}, "--view needs one of training, attention, model, heads"},
         {{"attnlab", "--compare", "a,b,c,d,e"}, "2 to 4 presets"}};
     for (const auto& [arguments, reason] : bad) {
       LaunchOptions out;
@@ -307,9 +321,9 @@ class ComparisonTest : public QObject {
                               window.pane(0)->attention()->snapshot()->trace.tokens, 10000);
     QCOMPARE(window.probeNote(), QString());
     // Selecting in pane 1 selects in pane 2.
-    window.pane(0)->attention()->select(1, 1);
-    QCOMPARE(window.pane(1)->attention()->selectedLayer(), 1);
-    QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);
+    window.pane(0)->selection()->select(1, 1);
+    QCOMPARE(window.pane(1)->selection()->layer(), 1);
+    QCOMPARE(window.pane(1)->selection()->head(), 1);
     QVERIFY(window.difference()->hasDifference());
     QCOMPARE(window.difference()->layer(), 1);
     // A probe typed into the shared editor reaches both runs.
@@ -318,11 +332,20 @@ class ComparisonTest : public QObject {
     QCOMPARE(window.probeEditor()->submit(QString::fromStdString(first->vocabulary->decode(typed))), QString());
     for (int i = 0; i < 2; ++i)
       QTRY_COMPARE_WITH_TIMEOUT(window.pane(i)->attention()->snapshot()->trace.tokens, typed, 10000);
-    QCOMPARE(window.pane(1)->attention()->selectedHead(), 1);  // the selection outlives the new probe
-    // Every view kind can be shown for all panes at once.
-    for (int kind = 0; kind < int(comparisonViewKinds().size()); ++kind) {
+    QCOMPARE(window.pane(1)->selection()->head(), 1);  // the selection outlives the new probe
+    // Every registered view kind can be shown for all panes at once, and exports from a pane.
+    QTemporaryDir exports;
+    for (int kind = 0; kind < int(viewKinds().size()); ++kind) {
       window.setViewKind(kind);
-      for (int i = 0; i < 2; ++i) QVERIFY(window.pane(i)->view() != nullptr);
+      for (int i = 0; i < 2; ++i) {
+        const ViewInstance& made = window.pane(i)->viewInstance();
+        QVERIFY(made.widget != nullptr);
+        if (made.settle) made.settle();
+        if (!made.exportable) continue;
+        const QString file = exports.filePath(QStringLiteral("%1-%2.png").arg(viewKinds()[kind].id).arg(i));
+        QCOMPARE(exportView(*made.exportable, ExportFormat::Png, file), QString());
+        QVERIFY2(!QImage(file).isNull(), qPrintable(file));
+      }
     }
     window.resetAll();
     QCOMPARE(window.pane(0)->session()->state(), State::Idle);
@@ -379,7 +402,7 @@ class ComparisonTest : public QObject {
       window.captureAfterSteps(5, QString());
       window.trainAll();
       QTRY_VERIFY_WITH_TIMEOUT(allTraced(window, 5), 30000);
-      window.setViewKind(comparisonViewKindIndex("model"));
+      window.setViewKind(viewKindIndex("model"));
       window.selection()->select(1, 0);
       QTRY_COMPARE_WITH_TIMEOUT(window.pane(1)->progress().step, 5, 10000);
       QVERIFY(window.hasUnsavedSteps());
@@ -398,11 +421,11 @@ class ComparisonTest : public QObject {
     QVERIFY2(reopened, qPrintable(error));
     QCOMPARE(reopened->paneCount(), 2);
     QCOMPARE(reopened->pane(1)->config().model.attention, std::vector<std::string>{"sigmoid"});
-    QCOMPARE(comparisonViewKinds()[reopened->viewKind()].id, QString("model"));
+    QCOMPARE(viewKinds()[reopened->viewKind()].id, QString("model"));
     QTRY_VERIFY_WITH_TIMEOUT(allTraced(*reopened, 5), 20000);  // the weights came back, at their step
     QCOMPARE(reopened->pane(0)->session()->state(), State::Paused);
     QVERIFY(!reopened->hasUnsavedSteps());
-    QTRY_COMPARE_WITH_TIMEOUT(reopened->pane(1)->attention()->selectedLayer(), 1, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(reopened->pane(1)->selection()->layer(), 1, 5000);
 
     // A corrupt file and a foreign one are refused with the reason; nothing opens.
     QFile corrupt(dir.filePath("corrupt.attnlab-compare"));

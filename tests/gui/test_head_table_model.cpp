@@ -13,6 +13,7 @@
 #include "analysis/head_importance.h"
 #include "analysis/map_diagnostics.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "data/task.h"
 #include "head_table_model.h"
 #include "head_table_view.h"
@@ -152,7 +153,7 @@ class HeadTableModelTest : public QObject {
   }
 
   void aRowSelectsTheHeadEverywhereAndFollowsTheSelection() {
-    HeadTableView view(&attention_, &session_);
+    HeadTableView view(ViewContext{.attention = &attention_, .selection = &selection_, .session = &session_});
     view.resize(1000, 700);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -165,14 +166,14 @@ class HeadTableModelTest : public QObject {
     const QModelIndex source = static_cast<QSortFilterProxyModel*>(table->model())->mapToSource(table->model()->index(visualRow, 0));
     const int layer = view.tableModel()->layerOf(source.row()), head = view.tableModel()->headOf(source.row());
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(table->model()->index(visualRow, 1)).center());
-    QCOMPARE(attention_.selectedLayer(), layer);
-    QCOMPARE(attention_.selectedHead(), head);
+    QCOMPARE(selection_.layer(), layer);
+    QCOMPARE(selection_.head(), head);
 
-    attention_.select(0, 1);  // chosen elsewhere: the row follows
+    selection_.select(0, 1);  // chosen elsewhere: the row follows
     const QModelIndex current = static_cast<QSortFilterProxyModel*>(table->model())->mapToSource(table->currentIndex());
     QCOMPARE(view.tableModel()->layerOf(current.row()), 0);
     QCOMPARE(view.tableModel()->headOf(current.row()), 1);
-    QCOMPARE(attention_.selectedLayer(), 0);  // following did not select anything back
+    QCOMPARE(selection_.layer(), 0);  // following did not select anything back
 
     QString csv;
     QTextStream out(&csv);
@@ -188,6 +189,7 @@ class HeadTableModelTest : public QObject {
  private:
   TrainingSession session_;
   AttentionMapModel attention_;
+  HeadSelection selection_{&attention_};
 };
 
 QTEST_MAIN(HeadTableModelTest)

@@ -10,6 +10,7 @@
 
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "colormap.h"
 
 using namespace attnlab;
@@ -56,40 +57,42 @@ class HeatmapModelTest : public QObject {
  private slots:
   void modelExposesTheSelectedMap() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     QVERIFY(!model.hasMap());
     QSignalSpy shape(&model, &AttentionMapModel::shapeChanged);
     model.setTrace(threeTokenTrace(2, 3));
     QCOMPARE(shape.count(), 1);
     QCOMPARE(model.layerCount(), 2);
     QCOMPARE(model.headCount(1), 3);
-    QCOMPARE(model.size(), 3);
+    QCOMPARE(modelSelection.shown().size(), 3);
     QCOMPARE(model.step(), 7);
-    QCOMPARE(model.maxWeight(), 1.0f);
-    QCOMPARE(model.weight(2, 2), 0.75f);
-    QVERIFY(model.isMasked(0, 2));
-    QVERIFY(!model.isMasked(2, 0));  // weight 0, but visible
-    QCOMPARE(model.weight(2, 0), 0.0f);
+    QCOMPARE(modelSelection.shown().maxWeight(), 1.0f);
+    QCOMPARE(modelSelection.shown().weight(2, 2), 0.75f);
+    QVERIFY(modelSelection.shown().isMasked(0, 2));
+    QVERIFY(!modelSelection.shown().isMasked(2, 0));  // weight 0, but visible
+    QCOMPARE(modelSelection.shown().weight(2, 0), 0.0f);
     QCOMPARE(model.tokenLabel(1), QString(QChar(0x2423)));  // a blank made visible
 
-    model.select(1, 2);
-    QCOMPARE(model.selectedLayer(), 1);
-    QCOMPARE(model.selectedHead(), 2);
-    model.select(5, 0);  // does not exist: ignored
-    QCOMPARE(model.selectedLayer(), 1);
+    modelSelection.select(1, 2);
+    QCOMPARE(modelSelection.layer(), 1);
+    QCOMPARE(modelSelection.head(), 2);
+    modelSelection.select(5, 0);  // does not exist: ignored
+    QCOMPARE(modelSelection.layer(), 1);
     model.setTrace(threeTokenTrace(2, 3));  // same shape: the selection stays
-    QCOMPARE(model.selectedHead(), 2);
+    QCOMPARE(modelSelection.head(), 2);
     QCOMPARE(shape.count(), 1);
     model.setTrace(threeTokenTrace(1, 1));  // smaller: back to the first head
-    QCOMPARE(model.selectedLayer(), 0);
-    QCOMPARE(model.selectedHead(), 0);
+    QCOMPARE(modelSelection.layer(), 0);
+    QCOMPARE(modelSelection.head(), 0);
     model.clear();
     QVERIFY(!model.hasMap());
   }
 
   void knownWeightsGiveKnownColours() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(threeTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(400, 360);
     const QImage image = render(view);
     QCOMPARE(centre(image, view.cellRect(0, 0)), rampColor(1.0).rgb());
@@ -103,8 +106,9 @@ class HeatmapModelTest : public QObject {
 
   void maskedCellsDifferFromZeroWeights() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(threeTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(400, 360);
     const QImage image = render(view);
     const QRgb zero = rampColor(0.0).rgb();
@@ -126,8 +130,9 @@ class HeatmapModelTest : public QObject {
 
   void tooltipNamesTheCell() {
     AttentionMapModel model;
+    HeadSelection modelSelection(&model);
     model.setTrace(threeTokenTrace());
-    AttentionHeatmapView view(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(400, 360);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -146,7 +151,8 @@ class HeatmapModelTest : public QObject {
 
   void emptyModelDrawsNoCells() {
     AttentionMapModel model;
-    AttentionHeatmapView view(&model);
+    HeadSelection modelSelection(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
     view.resize(300, 300);
     QVERIFY(view.cellRect(0, 0).isEmpty());
     const QImage image = render(view);  // must not crash, and shows the placeholder text

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "core/random.h"
 #include "kv_cache_model.h"
 #include "kv_cache_view.h"
@@ -264,7 +265,8 @@ class TestKvCacheModel : public QObject {
 
   void viewRunsOnceWithAModel() {
     AttentionMapModel attention;
-    KvCacheView view(&attention, nullptr);
+    HeadSelection attentionSelection(&attention);
+    KvCacheView view(ViewContext{.attention = &attention, .selection = &attentionSelection});
     view.resize(1400, 800);
     view.show();
     auto trace = std::make_shared<TraceSnapshot>();

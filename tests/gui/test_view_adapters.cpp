@@ -9,6 +9,7 @@
 #include <complex>
 
 #include "attention_map_model.h"
+#include "head_selection.h"
 #include "data/task.h"
 #include "io/config_json.h"
 #include "qk_embedding_model.h"
@@ -118,6 +119,7 @@ class TestViewAdapters : public QObject {
     auto model = std::make_shared<const Model>(config.model, 1);
     const std::vector<int> tokens = {1, 2, 3, 1, 2, 3};
     AttentionMapModel attention;
+    HeadSelection attentionSelection(&attention);
     SpectrumHistory history(&attention, nullptr, 8);
     QCOMPARE(history.series()->snapshots.size(), size_t(0));
     for (int step = 0; step <= 40; ++step) {
@@ -172,8 +174,9 @@ class TestViewAdapters : public QObject {
     auto model = std::make_shared<const Model>(config.model, 5);
     const std::vector<int> tokens = {4, 5, 6, 7, 8, 4, 5, 6, 7, 8};
     AttentionMapModel attention;
+    HeadSelection attentionSelection(&attention);
     QkEmbeddingModel embedding;
-    QkEmbeddingSource source(&attention, &embedding);
+    QkEmbeddingSource source(&attentionSelection, &embedding);
     attention.setTrace(traceAt(10, model, run, tokens));
     source.job().waitForIdle();
     QVERIFY(!embedding.hasData());  // inactive (the tab hidden): nothing computed
@@ -202,7 +205,7 @@ class TestViewAdapters : public QObject {
       }
     }
 
-    attention.select(1, 1);  // the shared selection picks the head
+    attentionSelection.select(1, 1);  // the shared selection picks the head
     source.job().waitForIdle();
     QCOMPARE(embedding.data()->layer, 1);
     QCOMPARE(embedding.data()->head, 1);

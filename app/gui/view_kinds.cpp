@@ -1,0 +1,50 @@
+#include <QObject>
+
+#include "attention_heatmap_view.h"
+#include "embedding_tab.h"
+#include "head_table_view.h"
+#include "head_view.h"
+#include "kv_cache_view.h"
+#include "model_view.h"
+#include "spectra_tab.h"
+#include "training_view.h"
+#include "view_kind.h"
+
+namespace attnlab {
+
+const std::vector<ViewKind>& viewKinds() {
+  static const std::vector<ViewKind> kinds = {
+      {QStringLiteral("training"), QObject::tr("Training"), QObject::tr("&Training charts"),
+       QObject::tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"), QStringLiteral("Training"), false,
+       viewFactory<TrainingView>()},
+      {QStringLiteral("attention"), QObject::tr("Attention"), QObject::tr("&Attention heatmap"), QObject::tr("The selected head's attention on the probe as a heatmap"),
+       QStringLiteral("Attention (heatmap)"), true, viewFactory<AttentionHeatmapView>()},
+      {QStringLiteral("model"), QObject::tr("Model"), QObject::tr("&Model view (all heads)"), QObject::tr("Every layer and head at once; click one to select it"),
+       QStringLiteral("Model"), true, viewFactory<ModelView>()},
+      {QStringLiteral("heads"), QObject::tr("Head lines"), QObject::tr("&Head view (lines)"), QObject::tr("Lines from each query token to the keys it attends to"),
+       QStringLiteral("Head lines"), true, viewFactory<HeadView>()},
+      {QStringLiteral("diagnostics"), QObject::tr("Head table"), QObject::tr("Head &table (diagnostics, ablation)"),
+       QObject::tr("Every head's diagnostics and importance, head-drop curves; switch heads off"), QStringLiteral("Head table"), true,
+       viewFactory<HeadTableView>(&HeadTableView::settle)},
+      {QStringLiteral("kv"), QObject::tr("KV cache"), QObject::tr("&KV cache"),
+       QObject::tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"), QStringLiteral("KV cache"), true,
+       viewFactory<KvCacheView>()},
+      {QStringLiteral("spectra"), QObject::tr("Spectra"), QObject::tr("&Spectra of W_q^T W_k"),
+       QObject::tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"), QStringLiteral("Spectra"), true,
+       viewFactory<SpectraTab>(&SpectraTab::waitForResults)},
+      {QStringLiteral("embedding"), QObject::tr("Embedding 3D"), QObject::tr("Query-key &embedding (3D)"),
+       QObject::tr("The selected head's queries and keys on the probe, jointly in 3D"), QStringLiteral("Embedding 3D"), true,
+       viewFactory<EmbeddingTab>(&EmbeddingTab::waitForResults)},
+  };
+  return kinds;
+}
+
+QStringList viewKindIds() {
+  QStringList ids;
+  for (const ViewKind& kind : viewKinds()) ids << kind.id;
+  return ids;
+}
+
+int viewKindIndex(const QString& id) { return viewKindIds().indexOf(id); }
+
+}  // namespace attnlab

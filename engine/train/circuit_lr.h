@@ -1,0 +1,22 @@
+#pragma once
+// Separate learning rates for the QK and OV circuits of attention, per layer and per step window
+// (seed 000: faster QK learning sharpens attention; seed 004: slowing upper-layer QK early helps).
+// The QK circuit is W_q and W_k (and W_qk when they are shared), the OV circuit W_v and W_o;
+// a tensor serving both (W_kv, W_qkv) and everything else keep the base rate.
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+
+namespace attnlab {
+
+// "" when train.qk_lr_ratio, ov_lr_ratio, lr_ratio_layers and the step window are usable for a
+// model of `layers` layers, else the one-line reason.
+std::string validateCircuitLr(const TrainConfig& config, int layers);
+// True when some ratio differs from 1 (otherwise the optimiser runs exactly as without them).
+bool circuitLrActive(const TrainConfig& config);
+// The factor on lr for each parameter of `params` (in store order) at 0-based step `step`.
+std::vector<float> circuitLrRatios(const ParamStore& params, const TrainConfig& config, int step);
+
+}  // namespace attnlab

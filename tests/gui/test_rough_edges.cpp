@@ -1,0 +1,227 @@
+// What a new user tripped over (issue 21), each checked where it happens: the panel's pickers and
+// the wheel, the tab bar that moved, the first step's chart axes, a task without answers, a
+// refused long token, the time-left estimate, the SVG heatmap, the comparison's colour scale and
+// Help opening at the shown view's section.
+#include <QComboBox>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSet>
+#include <QTabBar>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTemporaryDir>
+#include <QValueAxis>
+#include <QWheelEvent>
+#include <QtTest>
+#include <cmath>
+#include <limits>
+
+#include "attention_heatmap_view.h"
+#include "attention_map_model.h"
+#include "comparison_window.h"
+#include "experiment_panel.h"
+#include "head_selection.h"
+#include "loss_history_model.h"
+#include "main_window.h"
+#include "metric_chart_view.h"
+#include "probe_editor.h"
+#include "shared_colour_scale.h"
+#include "step_timer.h"
+#include "tiny_experiment.h"
+#include "training_view.h"
+#include "view_export.h"
+#include "view_kind.h"
+
+using namespace attnlab;
+
+namespace {
+
+// One layer, one head, three tokens, causal, its largest weight `top`.
+std::shared_ptr<TraceSnapshot> threeTokens(float top) {
+  auto snapshot = std::make_shared<TraceSnapshot>();
+  snapshot->trace.tokens = {4, 9, 2};
+  snapshot->trace.labels = {"the", "cat", "sat"};
+  const float m = -std::numeric_limits<float>::infinity();
+  HeadTrace head;
+  head.weights.resize(3, 3);
+  head.weights << top, 0, 0, top / 2, top / 2, 0, 0, top / 4, top * 3 / 4;
+  head.scores.resize(3, 3);
+  head.scores << 1, m, m, 1, 1, m, 0, 1, 2;
+  LayerTrace layer;
+  layer.variant = "softmax";
+  layer.heads.push_back(head);
+  snapshot->trace.layers.push_back(layer);
+  return snapshot;
+}
+
+QStringList tickLabels(const QValueAxis* axis) {
+  QStringList labels;
+  for (int i = 0; i < axis->tickCount(); ++i) {
+    const double v = axis->min() + i * (axis->max() - axis->min()) / (axis->tickCount() - 1);
+    const QByteArray format = axis->labelFormat().toLatin1();
+    labels << (format.contains('d') ? QString::asprintf(format.constData(), int(std::lround(v))) : QString::asprintf(format.constData(), v));
+  }
+  return labels;
+}
+
+}  // namespace
+
+class RoughEdgesTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void theWheelScrollsThePanelNotAnUnfocusedPicker() {
+    ExperimentPanel panel;
+    panel.resize(360, 300);  // shorter than its editors: it scrolls
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    auto* scroll = panel.findChild<QScrollArea*>();
+    auto* picker = panel.findChild<QComboBox*>(QStringLiteral("task.name"));
+    if (!picker) picker = panel.findChildren<QComboBox*>().value(0);
+    QVERIFY(scroll && picker);
+    QCOMPARE(picker->focusPolicy(), Qt::StrongFocus);
+    QVERIFY(scroll->verticalScrollBar()->maximum() > 0);
+    const int before = picker->currentIndex(), scrolled = scroll->verticalScrollBar()->value();
+    const QPoint at = picker->rect().center();
+    QWheelEvent wheel(at, picker->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(picker, &wheel);
+    QCOMPARE(picker->currentIndex(), before);                     // the setting stays
+    QVERIFY(scroll->verticalScrollBar()->value() > scrolled);     // the panel scrolled instead
+  }
+
+  void theTabBarDoesNotMoveBetweenTabs() {
+    MainWindow window(testing::tinyConfig(10), QStringLiteral("default"));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showView(QStringLiteral("training"));
+    QApplication::processEvents();
+    const int onTraining = window.tabs()->mapTo(&window, QPoint()).y();
+    window.showView(QStringLiteral("attention"));
+    QApplication::processEvents();
+    QCOMPARE(window.tabs()->mapTo(&window, QPoint()).y(), onTraining);
+    QVERIFY(window.probeEditor()->isVisible());
+    QVERIFY(window.probeEditor()->mapTo(&window, QPoint()).y() > onTraining);  // the probe row sits under the tabs
+  }
+
+  void helpOpensTheGuideAtTheShownViewsSection() {
+    MainWindow window(testing::tinyConfig(10), QStringLiteral("default"));
+    window.show();
+    QAction* guide = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->shortcut() == QKeySequence(QKeySequence::HelpContents)) guide = action;
+    QVERIFY(guide);
+    for (const QString id : {QStringLiteral("kv"), QStringLiteral("spectra")}) {
+      window.showView(id);
+      guide->trigger();
+      auto* browser = window.findChild<QTextBrowser*>();
+      QVERIFY(browser);
+      QCOMPARE(browser->textCursor().block().text(), viewKinds()[viewKindIndex(id)].guideSection);
+      QVERIFY(browser->verticalScrollBar()->value() > 0);  // scrolled down to it
+    }
+  }
+
+  void theFirstStepsChartsHaveDistinctSensibleTicks() {
+    LossHistoryModel history;
+    history.setPlannedSteps(600);
+    MetricChartView loss(QStringLiteral("Loss"), QStringLiteral("nats"), &history, [](const LossPoint&) {
+      return std::vector<MetricSeries>{{QStringLiteral("loss"), Qt::blue, [](const LossPoint& p) { return p.loss; }}};
+    });
+    MetricChartView lr(QStringLiteral("Learning rate"), QStringLiteral("lr"), &history, [](const LossPoint&) {
+      return std::vector<MetricSeries>{{QStringLiteral("lr"), Qt::gray, [](const LossPoint& p) { return p.lr; }}};
+    });
+    loss.setTotalSteps(600);
+    lr.setTotalSteps(600);
+    LossPoint first;
+    first.step = 1;
+    first.loss = 5.16;
+    first.lr = 6e-5;
+    history.append({first});
+    for (const MetricChartView* chart : {&loss, &lr}) {
+      for (const QValueAxis* axis : {chart->valueAxis(), chart->stepAxis()}) {
+        const QStringList labels = tickLabels(axis);
+        QVERIFY2(labels.size() >= 3 && QSet<QString>(labels.begin(), labels.end()).size() == labels.size(),
+                 qPrintable(labels.join(QStringLiteral(", "))));
+      }
+    }
+    QCOMPARE(loss.stepAxis()->max(), 10.0);  // steps 0-10, whole-numbered
+    LossPoint later = first;
+    later.step = 500;
+    history.append({later});
+    QCOMPARE(loss.stepAxis()->max(), 600.0);  // a 600-step run's axis ends at 600
+  }
+
+  void aTaskWithoutAnswersSaysSoInsteadOfAnEmptyAccuracyChart() {
+    AttentionMapModel attention;
+    HeadSelection selection(&attention);
+    LossHistoryModel history;
+    TrainingView view(ViewContext{.attention = &attention, .selection = &selection, .history = &history});
+    MetricChartView* accuracy = view.charts().at(1);
+    QCOMPARE(accuracy->note(), QString());
+    auto run = std::make_shared<RunData>();
+    run->hasAnswers = false;
+    auto model = std::make_shared<ModelSnapshot>();
+    model->run = run;
+    auto trace = threeTokens(1);
+    trace->model = model;
+    attention.setTrace(trace);
+    QVERIFY2(accuracy->note().contains(QStringLiteral("no answer tokens in this task")), qPrintable(accuracy->note()));
+    run->hasAnswers = true;
+    attention.setTrace(threeTokens(1));
+    QCOMPARE(accuracy->note(), QString());
+  }
+
+  void aRefusedLongTokenIsShortened() {
+    const QString token(5000, QLatin1Char('q'));
+    const QString message = shortenLongWords(QStringLiteral("unknown token '%1' at position 0").arg(token));
+    QVERIFY2(message.size() < 100, qPrintable(message));
+    QVERIFY(message.contains(QChar(0x2026)) && message.endsWith(QStringLiteral("at position 0")));
+    QCOMPARE(shortenLongWords(QStringLiteral("unknown token 'qqqzzz'")), QStringLiteral("unknown token 'qqqzzz'"));
+  }
+
+  void theTimeLeftEstimateDoesNotSwingOnASlowStep() {
+    StepTimer timer;
+    QCOMPARE(timer.secondsPerStep(), 0.0);
+    for (int i = 0; i < 63; ++i) timer.add(0.1);
+    timer.add(5.0);  // a validation step, 50 times as slow
+    // Its share of the window, not a jump to 5 s per step.
+    QVERIFY(std::abs(timer.secondsPerStep() - (63 * 0.1 + 5.0) / 64) < 1e-12);
+    for (size_t i = 0; i < StepTimer::kWindow; ++i) timer.add(0.1);
+    QVERIFY(std::abs(timer.secondsPerStep() - 0.1) < 1e-12);  // it has left the window
+    QVERIFY(std::abs(timer.secondsLeft(600) - 60.0) < 1e-9);
+  }
+
+  void theSvgHeatmapDrawsCellsAndLabelsAsVectors() {
+    AttentionMapModel model;
+    HeadSelection selection(&model);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &selection});
+    view.resize(500, 420);
+    model.setTrace(threeTokens(1));
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("map.svg"));
+    QCOMPARE(exportView(view, ExportFormat::Svg, file), QString());
+    QFile svg(file);
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(svg.readAll());
+    QVERIFY2(!text.contains(QStringLiteral("<image")), "the heatmap is embedded as a bitmap");
+    QVERIFY2(text.count(QStringLiteral("<rect")) + text.count(QStringLiteral("<path")) >= 9, "fewer shapes than cells");
+    QVERIFY(text.contains(QStringLiteral("<text")) && text.contains(QStringLiteral("cat")));  // labels are text
+  }
+
+  void theComparisonSharesOneColourScaleByDefault() {
+    AttentionMapModel strong, weak;
+    HeadSelection strongRun(&strong), weakRun(&weak);
+    SharedColourScale scale;
+    scale.add(&strongRun);
+    scale.add(&weakRun);
+    strong.setTrace(threeTokens(1.0f));
+    weak.setTrace(threeTokens(0.5f));
+    AttentionHeatmapView weakView(ViewContext{.attention = &weak, .selection = &weakRun, .colourScale = &scale});
+    QCOMPARE(weakView.colourTop(), 1.0);  // equal colours are equal weights across the runs
+    scale.setShared(false);
+    QCOMPARE(weakView.colourTop(), 0.5);  // per run: its own largest weight
+    ComparisonWindow window({testing::tinyConfig(5), testing::tinyConfig(5)});
+    QVERIFY(window.colourScale()->isShared());
+  }
+};
+
+QTEST_MAIN(RoughEdgesTest)
+#include "test_rough_edges.moc"

@@ -1,0 +1,16 @@
+#pragma once
+// A head's attention map as an image, one pixel per cell (the heatmap and the model view's
+// thumbnails scale it up unsmoothed, so every cell stays one colour).
+#include <QImage>
+
+namespace attnlab {
+
+class AttentionMapModel;
+
+constexpr QRgb kMaskedColour = 0xffe2e2e2;  // masked cells: light grey, off the ramp
+
+// Coloured by the model's ramp position against `top` (the head's own largest weight when
+// negative); masked cells kMaskedColour. Null image when the head does not exist.
+QImage mapImage(const AttentionMapModel& model, int layer, int head, double top = -1);
+
+}  // namespace attnlab
