@@ -68,7 +68,8 @@ class TestCheckpoint : public QObject {
     const auto trainer = trained(3);
     const fs::path folder = root() / "runs" / "first";  // the parent does not exist yet
     QCOMPARE(q(saveCheckpoint(folder.string() + "/", *trainer)), QString());
-    QCOMPARE(entries(folder), (QStringList{"config.json", "history.csv", "model.safetensors"}));
+    QCOMPARE(entries(folder), (QStringList{"config.json", "history.csv", "model.safetensors", "optimizer.safetensors",
+                                          "training_state.json"}));
     QCOMPARE(entries(root() / "runs"), QStringList{"first"});
 
     LoadedCheckpoint loaded;
@@ -121,7 +122,8 @@ class TestCheckpoint : public QObject {
     const fs::path folder = root() / "replace";
     QCOMPARE(q(saveCheckpoint(folder.string(), *trained(1))), QString());
     QCOMPARE(q(saveCheckpoint(folder.string(), *trained(2))), QString());
-    QCOMPARE(entries(root() / "replace"), (QStringList{"config.json", "history.csv", "model.safetensors"}));
+    QCOMPARE(entries(root() / "replace"), (QStringList{"config.json", "history.csv", "model.safetensors",
+                                                    "optimizer.safetensors", "training_state.json"}));
     for (const auto& e : fs::directory_iterator(root()))  // no .tmp- or .old- siblings left
       QVERIFY2(e.path().filename().string().find('.') == std::string::npos, e.path().c_str());
     LoadedCheckpoint loaded;
@@ -191,7 +193,10 @@ class TestCheckpoint : public QObject {
     expectLoadError(q((folder / "history.csv").string()) + ": line 4: expected");
 
     freshCopy();
-    fs::remove(folder / "history.csv");  // no history is a valid (untrained) checkpoint
+    fs::remove(folder / "history.csv");  // the training state says 2 steps were taken
+    expectLoadError(q((folder / "training_state.json").string()) + ": \"step\" is 2 but history.csv ends at step 0");
+    fs::remove(folder / "training_state.json");
+    fs::remove(folder / "optimizer.safetensors");  // no history and no state: a valid (untrained) checkpoint
     QCOMPARE(q(loadCheckpoint(folder.string(), loaded)), QString());
     QCOMPARE(loaded.trainer->stepsDone(), 0);
   }

@@ -424,6 +424,15 @@ class TestCheckpointFiles : public QObject {
     QTest::newRow("number with junk") << header + "1,2,,,0.1x,1,100,0.5,1\n" << "line 2: lr \"0.1x\" is not a number";
     QTest::newRow("bad layer cell") << header + "1,2,,,0.1,1,100,0.5, 1\n" << "line 2: entropy_L0 \" 1\" is not a number";
     QTest::newRow("fractional step") << header + "1.5,2,,,0.1,1,100,0.5,1\n" << "line 2: step \"1.5\" is not a whole number";
+    QTest::newRow("step repeated") << header + "1,2,,,0.1,1,100,0.5,1\n1,2,,,0.1,1,100,0.5,1\n"
+                                   << "line 3: step 1 does not follow step 1";
+    QTest::newRow("step zero") << header + "0,2,,,0.1,1,100,0.5,1\n" << "line 2: step 0 does not follow step 0";
+    QTest::newRow("step beyond int") << header + "99999999999,2,,,0.1,1,100,0.5,1\n"
+                                     << "line 2: step \"99999999999\" is not a whole number";
+    QString manyLayers = "step,loss,val_loss,accuracy,lr,grad_norm,tokens_per_second,seconds";
+    for (int l = 0; l < 65; ++l) manyLayers += QString(",grad_norm_L%1").arg(l);
+    QTest::newRow("more layers than a model has") << manyLayers + "\n"
+                                                  << "line 1: more per-layer columns than the 64 layers";
   }
   void malformedHistoryIsRejected() {
     QFETCH(QString, text);

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
+#include <limits>
 
 #include "cli_error.h"
 #include "command.h"
@@ -40,15 +42,15 @@ void save(const std::string& dir, const Trainer& trainer) {
     throw CliError("cannot save the checkpoint: " + why, 1);
 }
 
-int runTrain(const Args& args) {
-  const ExperimentConfig config = experimentFromFlags(args);
-  const std::string out = args.required("out");
-  checkOutputFolder(out);
-  Trainer trainer(config);
-  TrainReport report(config.train.steps, args.has("json"), args.has("quiet"));
+// Trains until the configured steps, Ctrl-C or --stop-at, autosaving on the way, then saves once
+// more. Returns the exit code.
+int trainAndSave(Trainer& trainer, const std::string& out, int stopAt, const Args& args) {
+  TrainReport report(trainer.config().train.steps, args.has("json"), args.has("quiet"), trainer.stepsDone());
   const InterruptGuard interrupt;
   int lastAutosave = 0;
-  while (!trainer.finished() && !interrupt.requested()) {
+  auto stopped = [&] { return interrupt.requested() || (stopAt > 0 && trainer.stepsDone() >= stopAt); };
+  const int firstStep = trainer.stepsDone();
+  while (!trainer.finished() && !stopped()) {
     try {
       report.onStep(trainer.trainStep());
     } catch (const DivergenceError& e) {
@@ -57,16 +59,53 @@ int runTrain(const Args& args) {
           lastAutosave > 0 ? " (" + out + " keeps the autosave of step " + std::to_string(lastAutosave) + ")" : "";
       throw CliError(std::string(e.what()) + "; nothing saved" + kept, kExitDiverged);
     }
-    if (trainer.stepsDone() % kAutosaveEvery == 0 && !trainer.finished()) {
+    if (trainer.stepsDone() % kAutosaveEvery == 0 && !trainer.finished() && !stopped()) {
       save(out, trainer);
       lastAutosave = trainer.stepsDone();
     }
   }
-  if (trainer.stepsDone() == 0)  // an untrained model must not replace a checkpoint already at --out
+  if (trainer.stepsDone() == firstStep)  // nothing new must not replace a checkpoint already at --out
     throw CliError("stopped by Ctrl-C before the first step; nothing saved", kExitInterrupted);
   save(out, trainer);
   report.onFinished(trainer.evaluate(), out, interrupt.requested());
+  if (!trainer.finished() && !interrupt.requested() && !args.has("json"))
+    std::cout << "stopped at step " << trainer.stepsDone() << " (--stop-at); continue with: attnlab-cli train --resume "
+              << out << std::endl;
   return interrupt.requested() ? kExitInterrupted : 0;
+}
+
+int stopAtFrom(const Args& args) {
+  return static_cast<int>(args.integer("stop-at", 0, 1, std::numeric_limits<int>::max()));
+}
+
+// --resume DIR: the run in DIR goes on with its own configuration and is saved back into DIR.
+int runResume(const Args& args) {
+  for (const FlagSpec& flag : experimentFlags())
+    if (args.has(flag.name))
+      throw CliError("--resume continues the run with its saved configuration; --" + flag.name + " cannot be changed");
+  if (args.has("out")) throw CliError("--resume saves back into its own folder; --out cannot be given with it");
+  const std::string dir = args.text("resume");
+  LoadedCheckpoint loaded;
+  if (std::string why = loadCheckpoint(dir, loaded); !why.empty()) throw CliError(why);
+  if (!loaded.notice.empty()) std::cerr << dir << ": " << loaded.notice << std::endl;
+  Trainer& trainer = *loaded.trainer;
+  if (trainer.finished())
+    throw CliError(dir + ": the run has already done its " + std::to_string(trainer.config().train.steps) +
+                   " steps (train.steps); nothing to resume");
+  const int stopAt = stopAtFrom(args);
+  if (stopAt > 0 && stopAt <= trainer.stepsDone())
+    throw CliError("--stop-at " + std::to_string(stopAt) + " is not after step " + std::to_string(trainer.stepsDone()) +
+                   ", where " + dir + " stopped");
+  return trainAndSave(trainer, dir, stopAt, args);
+}
+
+int runTrain(const Args& args) {
+  if (args.has("resume")) return runResume(args);
+  const ExperimentConfig config = experimentFromFlags(args);
+  const std::string out = args.required("out");
+  checkOutputFolder(out);
+  Trainer trainer(config);
+  return trainAndSave(trainer, out, stopAtFrom(args), args);
 }
 
 }  // namespace
@@ -74,6 +113,8 @@ int runTrain(const Args& args) {
 Command trainCommand() {
   std::vector<FlagSpec> flags = experimentFlags();
   flags.push_back({"out", "DIR", "checkpoint folder to write (config.json, model.safetensors, history.csv)"});
+  flags.push_back({"stop-at", "N", "save and stop after step N, as Ctrl-C does (exit code 0); --resume continues"});
+  flags.push_back({"resume", "DIR", "continue the run saved in DIR to its train.steps, exactly as if never stopped"});
   flags.push_back({"json", "", "stdout: one JSON object per evaluation, then a final {\"event\":\"final\", ...} line"});
   flags.push_back({"quiet", "", "no progress bar and no per-evaluation output; only the final result"});
   const std::string autosave =
@@ -83,10 +124,12 @@ Command trainCommand() {
       "A progress bar (step, loss, val loss, accuracy, tokens/s, ETA) is drawn on stderr when it is a terminal.\n" +
       autosave +
       "If training diverges (NaN/Inf) nothing new is saved, so the last autosave stays; exit code 3.\n"
-      "Ctrl-C stops after the current step, saves, prints the final metrics and exits with 130.";
+      "Ctrl-C stops after the current step, saves, prints the final metrics and exits with 130.\n"
+      "A checkpoint holds the optimiser's moments and the data stream's position, so --resume DIR continues\n"
+      "bit for bit as the uninterrupted run would (same threads); older checkpoints restart the optimiser.";
   return {"train",
           "(--preset NAME | --config FILE) [--set KEY=VALUE]... [--steps N] [--seed S] [--threads N] --out DIR "
-          "[--json] [--quiet]",
+          "[--stop-at N] [--json] [--quiet]  |  --resume DIR [--stop-at N] [--json] [--quiet]",
           "train a model and save it as a checkpoint folder",
           std::move(flags),
           notes,

@@ -10,8 +10,8 @@
 
 namespace attnlab::cli {
 
-TrainReport::TrainReport(int totalSteps, bool json, bool quiet)
-    : totalSteps_(totalSteps), json_(json), quiet_(quiet), showBar_(!json && !quiet && isatty(STDERR_FILENO)) {}
+TrainReport::TrainReport(int totalSteps, bool json, bool quiet, int startStep)
+    : totalSteps_(totalSteps), startStep_(startStep), json_(json), quiet_(quiet), showBar_(!json && !quiet && isatty(STDERR_FILENO)) {}
 
 double TrainReport::tokensPerSecond() const { return stepSeconds_ > 0 ? tokens_ / stepSeconds_ : 0.0; }
 
@@ -20,7 +20,7 @@ double TrainReport::elapsedSeconds() const {
 }
 
 std::string TrainReport::statusLine() const {
-  const double perStep = last_.step > 0 ? elapsedSeconds() / last_.step : 0.0;
+  const double perStep = last_.step > startStep_ ? elapsedSeconds() / (last_.step - startStep_) : 0.0;
   return "loss " + fixed(last_.loss, 4) + "  val " + fixed(lastEvaluated_.val_loss, 4) + "  acc " +
          percent(lastEvaluated_.accuracy) + "  " + compactCount(tokensPerSecond()) + " tok/s  ETA " +
          duration(perStep * (totalSteps_ - last_.step));

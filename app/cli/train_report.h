@@ -11,7 +11,8 @@ namespace attnlab::cli {
 
 class TrainReport {
  public:
-  TrainReport(int totalSteps, bool json, bool quiet);
+  // `startStep`: the steps already done when this run starts (a resumed run), for the ETA.
+  TrainReport(int totalSteps, bool json, bool quiet, int startStep = 0);
 
   void onStep(const TrainPoint& point);
   void onDiverged(const std::string& reason, int lastGoodStep);
@@ -25,6 +26,7 @@ class TrainReport {
   std::string statusLine() const;
 
   int totalSteps_;
+  int startStep_;
   bool json_;
   bool quiet_;
   bool showBar_;

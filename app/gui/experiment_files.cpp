@@ -167,7 +167,8 @@ QString ExperimentFiles::open(const QString& dir) {
   trainedSteps_ = steps;
   addRecent(folder);
   emit opened(loaded.config, folder);
-  emit statusMessage(tr("Opened %1 at step %2").arg(folder).arg(steps));
+  emit statusMessage(loaded.notice.empty() ? tr("Opened %1 at step %2").arg(folder).arg(steps)
+                                          : tr("Opened %1 at step %2; %3").arg(folder).arg(steps).arg(QString::fromStdString(loaded.notice)));
   emit documentChanged();
   return {};
 }

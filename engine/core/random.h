@@ -2,6 +2,8 @@
 // One seeded generator type for the whole engine: results depend only on the seed (and thread count).
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 
 namespace attnlab {
 
@@ -15,6 +17,21 @@ class Rng {
   bool bernoulli(double p) { return uniform() < p; }
   uint64_t next() { return gen_(); }
   std::mt19937_64& engine() { return gen_; }
+  // The generator's whole state as text (the standard's 312 numbers), so a checkpoint can continue
+  // the same stream. Every draw makes a fresh distribution, so the engine is all the state there is.
+  std::string state() const {
+    std::ostringstream out;
+    out << gen_;
+    return out.str();
+  }
+  // Returns false (and leaves the generator as it was) when `text` is not such a state.
+  bool setState(const std::string& text) {
+    std::istringstream in(text);
+    std::mt19937_64 restored;
+    if (!(in >> restored) || !(in >> std::ws).eof()) return false;
+    gen_ = restored;
+    return true;
+  }
 
  private:
   std::mt19937_64 gen_;

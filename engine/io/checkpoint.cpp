@@ -1,4 +1,5 @@
-// A checkpoint is a folder: config.json, model.safetensors, history.csv (docs/checkpoint-format.md).
+// A checkpoint is a folder: config.json, model.safetensors, history.csv, optimizer.safetensors and
+// training_state.json (docs/checkpoint-format.md).
 // Saving builds the whole folder beside the target and swaps it in with renames, so `dir` is
 // always either the previous checkpoint or the new one, never a mix.
 #include "io/checkpoint.h"
@@ -8,6 +9,8 @@
 #include "io/checkpoint_tokenizer.h"
 #include "io/config_json.h"
 #include "io/files.h"
+#include "io/training_state.h"
+#include "train/memory_estimate.h"
 
 namespace attnlab {
 
@@ -44,6 +47,7 @@ std::string writeFolder(const fs::path& folder, const Trainer& trainer) {
     return why;
   if (std::string why = writeHistoryCsv((folder / kHistoryFile).string(), trainer.history()); !why.empty()) return why;
   if (std::string why = writeCheckpointTokenizer(folder.string(), trainer); !why.empty()) return why;
+  if (std::string why = writeTrainingState(folder.string(), trainer); !why.empty()) return why;
   return syncFolder(folder.string());
 }
 
@@ -98,6 +102,7 @@ std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
   if (std::string why = configFromJson(text, config); !why.empty()) return configPath + ": " + why;
   if (std::string why = validate(config); !why.empty()) return configPath + ": " + why;
   if (config.model.vocab <= 0) return configPath + ": model.vocab must be set in a saved checkpoint";
+  if (std::string why = checkFitsInMemory(config.model); !why.empty()) return configPath + ": " + why;
 
   std::unique_ptr<Model> model;
   try {
@@ -116,7 +121,9 @@ std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
   } catch (const std::exception& e) {
     return configPath + ": cannot restore the experiment (" + e.what() + ")";
   }
-  if (std::string why = checkCheckpointTokenizer(folder.string(), *out.trainer); !why.empty()) {
+  std::string why = checkCheckpointTokenizer(folder.string(), *out.trainer);
+  if (why.empty()) why = readTrainingState(folder.string(), *out.trainer, out.notice);
+  if (!why.empty()) {
     out.trainer.reset();
     return why;
   }

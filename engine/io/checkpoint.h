@@ -1,5 +1,6 @@
 #pragma once
-// A saved experiment is a folder: config.json, model.safetensors, history.csv.
+// A saved experiment is a folder: config.json, model.safetensors, history.csv, and the state that
+// continuing exactly needs, optimizer.safetensors and training_state.json (io/training_state.h).
 // Saves are atomic (written beside, then renamed). Loading validates every name, shape and dtype
 // and reports precisely what is wrong; it never crashes on bad input.
 #include <memory>
@@ -17,7 +18,9 @@ std::string saveCheckpoint(const std::string& dir, const Trainer& trainer);
 
 struct LoadedCheckpoint {
   ExperimentConfig config;
-  std::unique_ptr<Trainer> trainer;  // model weights restored, history restored
+  std::unique_ptr<Trainer> trainer;  // model weights, history, optimiser and data stream restored
+  // Non-empty for a checkpoint saved without optimiser state: says that training on restarts it.
+  std::string notice;
 };
 // Returns "" on success, else a one-line reason naming the file and what is wrong.
 std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out);

@@ -5,6 +5,7 @@
 #include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "io/files.h"
+#include "io/json_limits.h"
 
 namespace attnlab {
 
@@ -49,6 +50,7 @@ std::string comparisonToJson(const ComparisonDocument& d) {
 }
 
 std::string comparisonFromJson(const std::string& text, ComparisonDocument& out) {
+  if (std::string why = checkJsonDepth(text); !why.empty()) return "not a comparison file: " + why;
   const Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return "not a comparison file: the text is not JSON";
   if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)

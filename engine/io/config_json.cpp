@@ -1,4 +1,5 @@
 #include "io/config_json.h"
+#include "io/json_limits.h"
 
 #include <algorithm>
 #include <cctype>
@@ -334,6 +335,7 @@ std::string configToJson(const ExperimentConfig& config) {
 }
 
 std::string configFromJson(const std::string& text, ExperimentConfig& out) {
+  if (std::string why = checkJsonDepth(text); !why.empty()) return why;
   Json root;
   try {
     root = Json::parse(text);

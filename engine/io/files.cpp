@@ -17,6 +17,13 @@ namespace attnlab {
 std::string lastSystemError() { return std::error_code(errno, std::generic_category()).message(); }
 
 std::string readWholeFile(const std::string& path, std::string& bytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    return path + ": not a regular file";
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxWholeFileBytes)
+    return path + ": " + std::to_string(size) + " bytes is more than the " + std::to_string(kMaxWholeFileBytes >> 20) +
+           " MiB this lab reads from such a file";
   std::ifstream in(path, std::ios::binary);
   if (!in) return path + ": cannot read (" + lastSystemError() + ")";
   std::ostringstream content;

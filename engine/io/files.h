@@ -5,7 +5,11 @@
 
 namespace attnlab {
 
-// Reads the whole file into `bytes`. Returns "" or "<path>: cannot read (<reason>)".
+// The largest file readWholeFile reads: the lab's configs, histories and comparison files are far
+// smaller, and a larger one (or a device that never ends) must not be read into memory.
+constexpr unsigned long long kMaxWholeFileBytes = 1ull << 30;
+// Reads the whole file into `bytes`. Returns "" or "<path>: <reason>" (unreadable, not a regular
+// file, or larger than kMaxWholeFileBytes: refused before anything is read).
 std::string readWholeFile(const std::string& path, std::string& bytes);
 // A short random tag for temporary names, so concurrent saves never pick the same name.
 std::string randomTag();

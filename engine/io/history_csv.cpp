@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kFixedColumns[] = {"step", "loss", "val_loss", "accuracy", "lr", "grad_norm", "tokens_per_second", "seconds"};
 constexpr size_t kFixedCount = std::size(kFixedColumns);
+constexpr size_t kMaxLayers = 64;  // validate() allows at most 64 layers
 
 void appendNumber(std::string& out, double v) {
   if (std::isnan(v)) return;
@@ -44,6 +45,8 @@ std::string parseHeader(const std::vector<std::string_view>& cells, size_t& grad
   gradLayers = entropyLayers = 0;
   while (i < cells.size() && cells[i] == "grad_norm_L" + std::to_string(gradLayers)) ++i, ++gradLayers;
   while (i < cells.size() && cells[i] == "entropy_L" + std::to_string(entropyLayers)) ++i, ++entropyLayers;
+  if (gradLayers > kMaxLayers || entropyLayers > kMaxLayers)
+    return "more per-layer columns than the " + std::to_string(kMaxLayers) + " layers a model can have";
   if (i < cells.size())
     return "unexpected column \"" + std::string(cells[i]) + "\" (expected grad_norm_L" + std::to_string(gradLayers) +
            " or entropy_L" + std::to_string(entropyLayers) + ")";
@@ -134,6 +137,10 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
     const auto [end, stepError] = std::from_chars(cells[0].data(), cells[0].data() + cells[0].size(), p.step);
     if (stepError != std::errc() || end != cells[0].data() + cells[0].size())
       return where + "step \"" + std::string(cells[0]) + "\" is not a whole number";
+    const int previous = parsed.empty() ? 0 : parsed.back().step;
+    if (p.step <= previous)
+      return where + "step " + std::to_string(p.step) + " does not follow step " + std::to_string(previous) +
+             " (steps count up from 1)";
     double* fixed[] = {&p.loss, &p.val_loss, &p.accuracy, &p.lr, &p.grad_norm, &p.tokens_per_second, &p.seconds};
     p.layer_grad_norm.resize(gradLayers);
     p.layer_entropy.resize(entropyLayers);

@@ -11,6 +11,7 @@
 
 #include "io/checkpoint.h"
 #include "io/files.h"
+#include "io/json_limits.h"
 
 namespace attnlab {
 
@@ -158,6 +159,7 @@ std::string readSafetensors(const std::string& path, ParamStore& params) {
   std::string headerText(headerSize, '\0');
   if (!in.read(headerText.data(), static_cast<std::streamsize>(headerSize)))
     return where + "cannot read the header (" + lastSystemError() + ")";
+  if (std::string why = checkJsonDepth(headerText); !why.empty()) return where + "header " + why;
   Json header;
   try {
     header = Json::parse(headerText);

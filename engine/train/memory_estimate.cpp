@@ -1,5 +1,9 @@
 #include "train/memory_estimate.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
 #include <exception>
 
 #include "data/task.h"
@@ -16,6 +20,11 @@ double roughParameters(const ModelConfig& m) {
   return m.vocab * d * 2 + m.context * d + m.n_layers * perLayer;
 }
 
+double physicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  return pages > 0 && pageSize > 0 ? double(pages) * double(pageSize) : INFINITY;
+}
+
 struct Counted {
   size_t parameters = 0;
   size_t activationBytes = 0;
@@ -28,6 +37,16 @@ Counted count(const ModelConfig& m, const TrainConfig& t, int seqLen) {
 
 }  // namespace
 
+std::string checkFitsInMemory(const ModelConfig& m) {
+  const double d = std::max(m.d_model, 0);
+  const double perLayer = 2 * d * d + (m.attention_only ? 0 : 2 * d * std::max(m.d_ff, 0));
+  const double bytes = (std::max(m.vocab, 0) * d + std::max(m.n_layers, 0) * perLayer) * 4 * sizeof(float);
+  const double available = physicalMemoryBytes();
+  if (bytes <= available) return {};
+  return "the model's weights alone would need at least " + std::to_string(std::llround(bytes / (1 << 30))) +
+         " GiB, more than this machine's " + std::to_string(std::llround(available / (1 << 30))) + " GiB";
+}
+
 std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, double largestModelBuilt) {
   if (std::string why = validate(config); !why.empty()) return why;
   std::string error;
@@ -36,6 +55,7 @@ std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, 
 
   ModelConfig m = config.model;
   if (m.vocab == 0) m.vocab = task->vocabulary().size();
+  if (std::string why = checkFitsInMemory(m); !why.empty()) return why;
   MemoryEstimate e;
   e.sequenceLength = trainingSequenceLength(config, *task);
   try {

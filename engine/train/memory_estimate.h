@@ -24,4 +24,10 @@ constexpr double kLargestModelBuilt = 8e6;
 // Returns "" and fills `out`, or the one-line reason the configuration cannot be built.
 std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, double largestModelBuilt = kLargestModelBuilt);
 
+// Refuses, before anything is allocated, a model whose weights alone (values, gradients and AdamW's
+// two moments) would need more than this machine's memory, e.g. a config.json from elsewhere with a
+// vocabulary of two billion. Counts a lower bound (token embedding, query/output projections, MLP),
+// so no model that fits is refused. Returns "" or the one-line reason.
+std::string checkFitsInMemory(const ModelConfig& model);
+
 }  // namespace attnlab

@@ -28,6 +28,21 @@ void AdamW::step(double lr, const std::vector<float>* ratios) {
   }
 }
 
+bool AdamW::restore(int steps, std::vector<Mat> m, std::vector<Mat> v) {
+  const auto& all = params_.all();
+  if (steps < 0 || m.size() != all.size() || v.size() != all.size()) return false;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Mat& value = all[i]->value;
+    if (m[i].rows() != value.rows() || m[i].cols() != value.cols() || v[i].rows() != value.rows() ||
+        v[i].cols() != value.cols())
+      return false;
+  }
+  t_ = steps;
+  m_ = std::move(m);
+  v_ = std::move(v);
+  return true;
+}
+
 double gradientNorm(const ParamStore& params) {
   double sq = 0;
   for (auto& p : params.all()) sq += p->grad.cast<double>().squaredNorm();

@@ -13,6 +13,12 @@ class AdamW {
   // `ratios`, when given, scales lr per parameter (in ParamStore order): train/circuit_lr.h.
   void step(double lr, const std::vector<float>* ratios = nullptr);
   int steps() const { return t_; }
+  // The moments, one per parameter in ParamStore order, for checkpoints.
+  const std::vector<Mat>& firstMoments() const { return m_; }
+  const std::vector<Mat>& secondMoments() const { return v_; }
+  // Continues from saved moments after `steps` steps. Returns false (and changes nothing) when the
+  // moments do not match the parameters' shapes.
+  bool restore(int steps, std::vector<Mat> m, std::vector<Mat> v);
 
  private:
   ParamStore& params_;

@@ -11,6 +11,7 @@
 #include "model/workspace.h"
 #include "train/circuit_lr.h"
 #include "train/length_eval.h"
+#include "train/memory_estimate.h"
 
 namespace attnlab {
 
@@ -66,6 +67,13 @@ Trainer::Trainer(const ExperimentConfig& config, std::unique_ptr<Model> model, s
 
 Trainer::~Trainer() = default;
 
+bool Trainer::restoreTrainingState(int optimizerSteps, std::vector<Mat> m, std::vector<Mat> v, const std::string& dataStream) {
+  Rng stream;
+  if (!stream.setState(dataStream) || !optimizer_->restore(optimizerSteps, std::move(m), std::move(v))) return false;
+  dataRng_ = stream;
+  return true;
+}
+
 int trainingSequenceLength(const ExperimentConfig& config, const Task& task) {
   const int context = config.task.seq_len > 0 ? std::min(config.task.seq_len, config.model.context) : config.model.context;
   return task.sequenceLength(context);
@@ -81,6 +89,7 @@ void Trainer::build() {
   if (config_.model.vocab != vocab)
     throw ConfigError("model.vocab is " + std::to_string(config_.model.vocab) + " but the task's vocabulary has " +
                       std::to_string(vocab) + " tokens");
+  if (std::string why = checkFitsInMemory(config_.model); !why.empty()) throw ConfigError(why);
   seqLen_ = trainingSequenceLength(config_, *task_);
   if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
     throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " +

@@ -78,6 +78,15 @@ class Trainer {
   const std::vector<TrainPoint>& history() const { return history_; }
   double learningRate(int step) const;  // warmup + cosine
 
+  // What continuing exactly needs beyond the weights and history (io/training_state.h saves it):
+  // the optimiser, and the generator that draws the training batches. The schedule position is
+  // stepsDone(); validation and probe batches are drawn from the seed afresh each time.
+  const AdamW& optimizer() const { return *optimizer_; }
+  const Rng& dataStream() const { return dataRng_; }
+  // Continues a restored run from saved optimiser moments and data-stream state. Returns false
+  // (nothing changed) when the moments do not fit the model or the state is not a generator's.
+  bool restoreTrainingState(int optimizerSteps, std::vector<Mat> m, std::vector<Mat> v, const std::string& dataStream);
+
  private:
   void build();
 

@@ -126,6 +126,41 @@ class TrainingSessionTest : public QObject {
     QCOMPARE(lastStep, 8);
   }
 
+  // Opening a checkpoint and pressing Train continues the run exactly: its weights at the end are
+  // bit for bit those of the run that was never stopped (the checkpoint holds the optimiser's
+  // moments and the data stream's position).
+  void anOpenedCheckpointTrainsOnExactly() {
+    const ExperimentConfig config = tinyConfig(20);
+    Trainer straight(config);
+    while (!straight.finished()) straight.trainStep();
+    QTemporaryDir dir;
+    const std::string half = dir.filePath("half").toStdString();
+    {
+      Trainer first(config);
+      while (first.stepsDone() < 8) first.trainStep();
+      QCOMPARE(QString::fromStdString(saveCheckpoint(half, first)), QString());
+    }
+    LoadedCheckpoint loaded;
+    QCOMPARE(QString::fromStdString(loadCheckpoint(half, loaded)), QString());
+    TrainingSession session;
+    QSignalSpy saved(&session, &TrainingSession::saved);
+    session.open(std::move(loaded.trainer));
+    QCOMPARE(session.state(), State::Paused);
+    session.drawProbe();  // the views' requests between steps must not disturb the run
+    session.resume();
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 60000);
+    session.save(dir.filePath("end"));
+    QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+    LoadedCheckpoint done;
+    QCOMPARE(QString::fromStdString(loadCheckpoint(dir.filePath("end").toStdString(), done)), QString());
+    QCOMPARE(done.trainer->stepsDone(), 20);
+    const auto& expected = straight.model().params().all();
+    const auto& got = done.trainer->model().params().all();
+    QCOMPARE(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      QVERIFY2(got[i]->value == expected[i]->value, got[i]->name.c_str());
+  }
+
   // Each trace carries an independent copy of the weights it came from, and the head gains the
   // views asked for: switching off layer 0's heads leaves layer 0's maps as they were (gains scale
   // head outputs) and changes layer 1's, whose input changed; the snapshot's model runs gated.
