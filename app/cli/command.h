@@ -28,6 +28,8 @@ Command generateCommand();
 Command benchCommand();
 Command analyzeCommand();
 Command studyCommand();
+Command exportCommand();
+Command dataCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);

@@ -13,7 +13,7 @@ namespace {
 
 std::vector<Command> allCommands() {
   return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(),
-          analyzeCommand(), studyCommand()};
+          analyzeCommand(), studyCommand(), exportCommand(), dataCommand()};
 }
 
 const Command* findCommand(const std::vector<Command>& commands, const std::string& name) {

@@ -42,6 +42,9 @@ std::string firstNonFinite(const ParamStore& params, bool gradients) {
 }
 }  // namespace
 
+Rng trainingDataRng(uint64_t seed) { return Rng(seed ^ kDataStream); }
+Rng validationDataRng(uint64_t seed) { return Rng(seed ^ kEvalStream); }
+
 Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
   build();
   try {
@@ -84,7 +87,7 @@ void Trainer::build() {
                       (config_.task.seq_len > 0 ? " and task.seq_len " + std::to_string(config_.task.seq_len) : ""));
   keepActivationBuffersInHeap();
   workspace_ = makeWorkspace();
-  dataRng_ = Rng(config_.train.seed ^ kDataStream);
+  dataRng_ = trainingDataRng(config_.train.seed);
 }
 
 double Trainer::learningRate(int step) const {
@@ -145,7 +148,7 @@ TrainPoint Trainer::trainStep() {
 EvalResult Trainer::evaluate(int batches) {
   useThreads(config_.train.threads);
   if (batches <= 0) batches = config_.train.eval_batches;
-  Rng rng(config_.train.seed ^ kEvalStream);
+  Rng rng = validationDataRng(config_.train.seed);
   auto ws = makeWorkspace();
   EvalResult r;
   double lossSum = 0;

@@ -1,6 +1,8 @@
 """Lab checkpoint folders (docs/checkpoint-format.md): config.json, model.safetensors, history.csv.
-Saving is all or nothing, as the lab's: the new folder is written beside the target, each file
-flushed, then renamed into place; the previous checkpoint is deleted only after."""
+Saving is all or nothing: the new folder is written beside the target, each file flushed, then
+swapped with the previous checkpoint in one rename (so a run killed at any moment leaves a complete
+checkpoint in place); the previous one is deleted after."""
+import ctypes
 import json
 import math
 import os
@@ -88,6 +90,16 @@ def _fsync_write(path, text):
         os.fsync(f.fileno())
 
 
+def _exchange(a, b):
+    """Swaps two paths in one step (Linux renameat2 RENAME_EXCHANGE): `b` is never missing. False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        at_fdcwd, rename_exchange = -100, 2
+        return libc.renameat2(at_fdcwd, a.encode(), at_fdcwd, b.encode(), rename_exchange) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def save(model, folder, history=()):
     """Writes `model` (a LabModel, or DDP/FSDP around one, unwrapped by the caller) as a lab checkpoint folder."""
     folder = os.path.abspath(folder)
@@ -104,14 +116,17 @@ def save(model, folder, history=()):
         n_layers = model.spec.n_layers
         text = ",".join(history_header(n_layers)) + "\n" + "".join(history_line(r, n_layers) + "\n" for r in history)
         _fsync_write(os.path.join(tmp, "history.csv"), text)
-        old = None
-        if os.path.exists(folder):
-            old = tempfile.mkdtemp(prefix=os.path.basename(folder) + ".old-", dir=parent)
-            os.rmdir(old)
-            os.rename(folder, old)
-        os.rename(tmp, folder)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
+        if os.path.exists(folder) and _exchange(tmp, folder):
+            shutil.rmtree(tmp, ignore_errors=True)  # now the previous checkpoint
+        else:
+            old = None
+            if os.path.exists(folder):  # no atomic exchange here: the previous one moves aside first
+                old = tempfile.mkdtemp(prefix=os.path.basename(folder) + ".old-", dir=parent)
+                os.rmdir(old)
+                os.rename(folder, old)
+            os.rename(tmp, folder)
+            if old:
+                shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
