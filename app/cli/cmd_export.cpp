@@ -7,6 +7,7 @@
 #include "cli_error.h"
 #include "command.h"
 #include "export_folder.h"
+#include "export_plan.h"
 #include "io/config_json.h"
 #include "io/files.h"
 #include "setup.h"
@@ -50,6 +51,12 @@ std::unique_ptr<Trainer> experimentToExport(const Args& args) {
 }
 
 int runExport(const Args& args) {
+  if (args.has("scale")) {  // plan only: nothing is written
+    ScaleRequest request{args.text("scale"), static_cast<int>(args.integer("devices", 1, 1, 1 << 20)),
+                         args.number("tokens-per-second", 0, 0, 1e18), args.has("fsdp")};
+    std::cout << scalePlan(experimentToExport(args)->config(), request);
+    return 0;
+  }
   const std::string out = args.required("out");
   const std::unique_ptr<Trainer> trainer = experimentToExport(args);
   if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
@@ -81,8 +88,12 @@ Command exportCommand() {
   flags.insert(flags.begin(), modelFlag());
   flags.insert(flags.begin(), {"subcommand", "NAME", "the target, given as the first argument: pytorch"});
   flags.push_back({"out", "DIR", "folder to write (created; an earlier export there is overwritten)"});
+  flags.push_back({"scale", "KEY=V,...", "print a plan for the experiment scaled (e.g. d_model=768,n_layers=12,n_heads=12) instead of writing"});
+  flags.push_back({"devices", "N", "with --scale: processes sharing each step's batch (default 1)"});
+  flags.push_back({"tokens-per-second", "R", "with --scale: the run's throughput, for its duration"});
+  flags.push_back({"fsdp", "", "with --scale: shard weights, gradients and optimiser state over the devices"});
   return {"export",
-          "pytorch (--model DIR | --preset NAME | --config FILE) --out DIR [--set KEY=VALUE ...]",
+          "pytorch (--model DIR | --preset NAME | --config FILE) (--out DIR | --scale KEY=V,... [--devices N] [--tokens-per-second R] [--fsdp]) [--set KEY=VALUE ...]",
           "write a folder that trains the experiment with PyTorch and torchrun (DDP/FSDP, CPU or CUDA)",
           flags,
           "The folder holds attnlab_torch/ (the lab's architecture in PyTorch, exactly: same parameter names,\n"
