@@ -31,6 +31,7 @@ class KvCacheView;
 class LossHistoryModel;
 class ModelView;
 class ProbeEditor;
+class RunFolderWatcher;
 class SelectionBar;
 class SpectraTab;
 class TrainingView;
@@ -47,6 +48,7 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel& experimentPanel() { return *panel_; }
   ExperimentFiles& files() { return *files_; }
+  RunFolderWatcher& runWatcher() { return *watcher_; }
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs, in order.
@@ -122,6 +124,7 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
+  RunFolderWatcher* watcher_ = nullptr;  // File > Watch Run Folder
   QAction* trainAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stepAction_ = nullptr;
