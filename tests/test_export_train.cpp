@@ -138,6 +138,8 @@ class TestExportTrain : public QObject {
     verifyOneLine(runProgram(kPython, {trainPy(), "--data", dir("short"), "--out", dir("bad4")}), "train.py: ", "outside the vocabulary");
     // missing torch: the interpreter without its site packages
     verifyOneLine(runProgram(kPython, {"-S", trainPy(), "--data", dir("data"), "--out", dir("bad5")}), "train.py: ", "PyTorch is not installed");
+    // FSDP where it cannot run: one process (and, with Debian's torch 1.13 on Python 3.11, not importable at all)
+    verifyOneLine(runProgram(kPython, {trainPy(), "--data", dir("data"), "--out", dir("bad8"), "--fsdp"}), "train.py: ", "");
     // a run folder already in use
     verifyOneLine(runProgram(kPython, {trainPy(), "--data", dir("data"), "--out", dir("run")}), "train.py: ", "--resume");
     // data for another model

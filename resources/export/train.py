@@ -192,6 +192,8 @@ def train_loop(args, run):
         fail(f"{args.data}: the data's vocabulary has {data.vocab} tokens, the model's {spec.vocab}")
     if data.seq_len > spec.context:
         fail(f"{args.data}: sequences of {data.seq_len} tokens exceed the model's context of {spec.context}")
+    if train["batch"] < run.world:
+        fail(f"train.batch ({train['batch']}) is smaller than the number of processes ({run.world})")
     torch.manual_seed(int(train["seed"]) + run.rank)
     model.to(run.device)
     decay_names = {n for n, p in model.named_parameters() if p.dim() >= 2}
