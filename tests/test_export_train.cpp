@@ -93,6 +93,7 @@ class TestExportTrain : public QObject {
     QCOMPARE(csvRows(dir("run/history.csv")).size(), 300);
     QCOMPARE(csvRows(dir("run/checkpoint/history.csv")).size(), 300);
     const QJsonObject eval = evalJson(dir("run/checkpoint"));
+    qInfo("attnlab-cli eval of the torchrun checkpoint: accuracy %.4f, loss %.5f", eval["accuracy"].toDouble(), eval["loss"].toDouble());
     QVERIFY2(eval["accuracy"].toDouble() >= 0.99, QJsonDocument(eval).toJson().constData());
   }
 
