@@ -63,25 +63,10 @@ if [ "$ui" = 1 ] && ! command -v xvfb-run >/dev/null; then
   ui=0
 fi
 
-# --- the peer: Debian's PyTorch with OpenBLAS (about 16x slower on the reference BLAS) ---
-peer_ready() {
-  [ -x "$python" ] && "$python" -c 'import torch' 2>/dev/null && dpkg -s libopenblas0-pthread >/dev/null 2>&1
-}
-if [ "$peer" = 1 ] && ! peer_ready; then
-  as_root=""
-  if [ "$(id -u)" != 0 ]; then command -v sudo >/dev/null && sudo -n true 2>/dev/null && as_root="sudo -n"; fi
-  if [ "$(id -u)" = 0 ] || [ -n "$as_root" ]; then
-    echo "installing the PyTorch peer (python3-torch, libopenblas0-pthread) with apt..." >&2
-    export DEBIAN_FRONTEND=noninteractive
-    $as_root apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread >/dev/null 2>&1 ||
-      { $as_root apt-get update >/dev/null 2>&1 &&
-        $as_root apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread >/dev/null 2>&1; } || true
-  fi
-  if ! peer_ready; then
-    echo "bench/run.sh: skipping the PyTorch peer: python3-torch with libopenblas0-pthread is not installed and" \
-         "could not be installed (needs apt and root or sudo); measuring this engine only" >&2
-    peer=0
-  fi
+# --- the peer: Debian's PyTorch with OpenBLAS (scripts/install_torch.sh installs it when missing) ---
+if [ "$peer" = 1 ] && ! "$root/scripts/install_torch.sh"; then
+  echo "bench/run.sh: skipping the PyTorch peer (see the line above); measuring this engine only" >&2
+  peer=0
 fi
 
 # --- the machine, as the README table records it ---

@@ -33,6 +33,8 @@ Command exportHfCommand();
 Command tokenizeCommand();
 Command hooksCommand();
 Command interpretCommand();
+Command exportCommand();
+Command dataCommand();
 
 // "Usage: attnlab-cli <name> <synopsis>", the summary, each flag with its help, then the notes.
 std::string helpText(const Command& command);

@@ -14,7 +14,7 @@ namespace {
 std::vector<Command> allCommands() {
   return {listCommand(), trainCommand(), evalCommand(), traceCommand(), generateCommand(), benchCommand(),
           analyzeCommand(), studyCommand(), modelsCommand(), exportHfCommand(), tokenizeCommand(),
-          hooksCommand(), interpretCommand()};
+          hooksCommand(), interpretCommand(), exportCommand(), dataCommand()};
 }
 
 const Command* findCommand(const std::vector<Command>& commands, const std::string& name) {

@@ -157,6 +157,11 @@ QString ExperimentFiles::open(const QString& dir) {
     emit statusMessage(tr("Could not open %1: %2").arg(folder, reason));
     return reason;
   }
+  return adopt(folder, std::move(loaded));
+}
+
+QString ExperimentFiles::adopt(const QString& dir, LoadedCheckpoint loaded) {
+  const QString folder = cleanFolder(dir);
   if (!confirmDiscard(tr("opening %1").arg(QFileInfo(folder).fileName()))) return tr("cancelled");
   const int steps = loaded.trainer->stepsDone();
   session_.open(std::move(loaded.trainer));

@@ -8,6 +8,7 @@
 #include <QStringList>
 #include <functional>
 
+#include "io/checkpoint.h"
 #include "model/config.h"
 #include "training_session.h"
 
@@ -51,6 +52,8 @@ class ExperimentFiles : public QObject {
   // the session and emits opened(). Returns "" when opened, else the reason; a reason other than
   // the user's cancel is also shown in a message box. Nothing changes unless it opened.
   QString open(const QString& dir);
+  // open() for a checkpoint already read (off the UI thread, by the run folder watcher).
+  QString adopt(const QString& dir, LoadedCheckpoint loaded);
   void openWithDialog();
 
   // Before the current experiment is discarded ("applying the new settings", "closing"):

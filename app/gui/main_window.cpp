@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
+#include <QFileDialog>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QScrollBar>
@@ -28,6 +29,7 @@
 #include "attention_map_model.h"
 #include "comparison_window.h"
 #include "experiment_files.h"
+#include "run_folder_watcher.h"
 #include "experiment_panel.h"
 #include "head_selection.h"
 #include "io/config_json.h"
@@ -102,6 +104,8 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   files_->startedNew(QString::fromStdString(config_.name));
   connect(panel_, &ExperimentPanel::applyRequested, this, &MainWindow::applyExperiment);
   connect(files_, &ExperimentFiles::opened, this, &MainWindow::showOpened);
+  watcher_ = new RunFolderWatcher(*files_, this);
+  connect(watcher_, &RunFolderWatcher::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(files_, &ExperimentFiles::documentChanged, this, &MainWindow::showDocumentState);
   connect(files_, &ExperimentFiles::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   showDocumentState();
@@ -189,6 +193,17 @@ void MainWindow::buildFileMenu() {
   save->setEnabled(false);
   saveAs->setEnabled(false);
   file->addAction(tr("Auto&save Settings\u2026"), files_, &ExperimentFiles::editAutosave);
+  file->addSeparator();
+  // Follows a PyTorch export's run (train.py --out RUN): each new checkpoint opens as it lands.
+  QAction* watch = file->addAction(tr("&Watch Run Folder\u2026"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Watch a run folder (train.py --out)"));
+    if (dir.isEmpty()) return;
+    if (const QString why = watcher_->watch(dir); !why.isEmpty()) QMessageBox::warning(this, tr("Cannot watch"), why);
+  });
+  watch->setStatusTip(tr("Follow a folder a PyTorch export's train.py writes into: each new checkpoint opens in every view"));
+  QAction* unwatch = file->addAction(tr("Stop &Watching"), watcher_, &RunFolderWatcher::stop);
+  unwatch->setEnabled(false);
+  connect(watcher_, &RunFolderWatcher::watchingChanged, unwatch, &QAction::setEnabled);
   file->addSeparator();
   QAction* textFile = file->addAction(tr("Open &Text File for Training\u2026"), panel_, [this] {
     panel_->show();

@@ -27,6 +27,7 @@ class ExperimentFiles;
 class ExperimentPanel;
 class LossHistoryModel;
 class ProbeEditor;
+class RunFolderWatcher;
 class SelectionBar;
 
 class MainWindow : public QMainWindow {
@@ -43,6 +44,7 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel& experimentPanel() { return *panel_; }
   ExperimentFiles& files() { return *files_; }
+  RunFolderWatcher& runWatcher() { return *watcher_; }
   const ExperimentConfig& config() const { return config_; }
 
   // The central tabs: one per entry of viewKinds(), in its order.
@@ -117,6 +119,7 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
+  RunFolderWatcher* watcher_ = nullptr;  // File > Watch Run Folder
   QAction* trainAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stepAction_ = nullptr;

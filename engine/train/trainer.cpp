@@ -47,6 +47,9 @@ std::string firstNonFinite(const ParamStore& params, bool gradients) {
 }
 }  // namespace
 
+Rng trainingDataRng(uint64_t seed) { return Rng(seed ^ kDataStream); }
+Rng validationDataRng(uint64_t seed) { return Rng(seed ^ kEvalStream); }
+
 Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
   build();
   try {
@@ -97,7 +100,7 @@ void Trainer::build() {
                       (config_.task.seq_len > 0 ? " and task.seq_len " + std::to_string(config_.task.seq_len) : ""));
   keepActivationBuffersInHeap();
   workspace_ = makeWorkspace();
-  dataRng_ = Rng(config_.train.seed ^ kDataStream);
+  dataRng_ = trainingDataRng(config_.train.seed);
 }
 
 double Trainer::learningRate(int step) const {
@@ -174,7 +177,7 @@ EvalResult evaluateAtLength(Trainer& trainer, int seqLen, int batches) {
   const int B = config.train.batch, trained = trainer.sequenceLength();
   const long perForward = static_cast<long>(B) * trained * trained / (static_cast<long>(seqLen) * seqLen);
   const int rowsPerForward = static_cast<int>(std::clamp<long>(perForward, 1, B));  // B at the training length
-  Rng rng(config.train.seed ^ kEvalStream);
+  Rng rng = validationDataRng(config.train.seed);
   auto ws = makeWorkspace();
   EvalResult r;
   double lossSum = 0;

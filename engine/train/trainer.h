@@ -50,6 +50,11 @@ struct EvalResult {
 // task.seq_len when that is set and shorter.
 int trainingSequenceLength(const ExperimentConfig& config, const Task& task);
 
+// The generators of a run's training batches and of its fixed validation batches (seed = train.seed):
+// sampling the task from them reproduces exactly the batches a Trainer draws (attnlab-cli data).
+Rng trainingDataRng(uint64_t seed);
+Rng validationDataRng(uint64_t seed);
+
 // The probe trace of `tokens` (at most the model's context) with each position's token text.
 Trace traceModel(const Model& model, const Vocabulary& vocabulary, const std::vector<int>& tokens);
 

@@ -1,0 +1,108 @@
+// export pytorch: a self-contained folder that trains the experiment with PyTorch and torchrun
+// (the attnlab_torch package, train.py, a README, and init/: the lab checkpoint it starts from).
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "cli_error.h"
+#include "command.h"
+#include "export_folder.h"
+#include "export_plan.h"
+#include "io/config_json.h"
+#include "io/files.h"
+#include "setup.h"
+
+namespace attnlab::cli {
+
+const std::vector<std::pair<std::string_view, std::string_view>>& exportFiles();  // embed_export.cmake
+
+namespace {
+
+// What resources/attnlab_torch can build exactly (its config.py refuses the same things).
+std::string exportRefusal(const ModelConfig& m) {
+  static const std::set<std::string> variants = {"softmax", "window", "sigmoid", "linear", "momentum", "oattention"};
+  static const std::set<std::string> encodings = {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log",
+                                                  "accumulated_rotation"};
+  for (const std::string& name : m.attention)
+    if (!variants.count(name)) return "the PyTorch export cannot express attention variant '" + name + "' yet";
+  if (!encodings.count(m.positional)) return "the PyTorch export cannot express positional encoding '" + m.positional + "' yet";
+  const auto mode = m.positional_settings.find("omega_mode");
+  if (m.positional == "accumulated_rotation" && mode != m.positional_settings.end() && mode->second != 0)
+    return "the PyTorch export cannot express accumulated_rotation with omega_mode 1: its per-token angle table is "
+           "drawn from the engine's random generator and is not stored in the checkpoint";
+  return {};
+}
+
+// --model DIR (a trained run: its weights, with --set limited to what keeps them valid) or a new experiment.
+std::unique_ptr<Trainer> experimentToExport(const Args& args) {
+  if (args.has("model") + args.has("preset") + args.has("config") != 1)
+    throw CliError("give exactly one of --model DIR, --preset NAME or --config FILE");
+  if (!args.has("model")) return std::make_unique<Trainer>(experimentFromFlags(args));
+  LoadedCheckpoint loaded = openModel(args);
+  ExperimentConfig config = loaded.config;
+  for (const std::string& assignment : args.all("set")) {
+    if (assignment.rfind("train.", 0) != 0 && assignment.rfind("name=", 0) != 0 && assignment.rfind("description=", 0) != 0)
+      throw CliError("--set " + assignment + ": with --model only train.*, name and description may change (the weights fix the rest)");
+    if (std::string why = applyOverride(config, assignment); !why.empty()) throw CliError("--set " + why);
+  }
+  if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
+  if (std::string why = validate(config); !why.empty()) throw CliError("invalid configuration: " + why);
+  return std::make_unique<Trainer>(config, copyModel(loaded.trainer->model()), loaded.trainer->history());
+}
+
+int runExport(const Args& args) {
+  if (args.has("scale")) {  // plan only: nothing is written
+    ScaleRequest request{args.text("scale"), static_cast<int>(args.integer("devices", 1, 1, 1 << 20)),
+                         args.number("tokens-per-second", 0, 0, 1e18), args.has("fsdp")};
+    std::cout << scalePlan(experimentToExport(args)->config(), request);
+    return 0;
+  }
+  const std::string out = args.required("out");
+  const std::unique_ptr<Trainer> trainer = experimentToExport(args);
+  if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
+  prepareOutputFolder(out, "train.py", "an exported experiment");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(out) / "attnlab_torch", ec);
+  if (ec) throw CliError(out + ": cannot create attnlab_torch/ (" + ec.message() + ")");
+  for (const auto& [path, text] : exportFiles())
+    if (std::string why = writeFileAtomic((fs::path(out) / path).string(), std::string(text)); !why.empty()) throw CliError(why);
+  fs::permissions(fs::path(out) / "train.py", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::add, ec);
+  const std::string init = (fs::path(out) / "init").string();
+  if (std::string why = saveCheckpoint(init, *trainer); !why.empty()) throw CliError(why, 1);
+  const ExperimentConfig& c = trainer->config();
+  std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", "
+            << trainer->model().params().totalElements() << " parameters, "
+            << (trainer->stepsDone() ? "trained " + std::to_string(trainer->stepsDone()) + " steps" : "initial weights")
+            << ")\nnext: attnlab-cli data " << (args.has("model") ? "--model " + args.text("model") : args.has("preset") ? "--preset " + args.text("preset") : "--config " + args.text("config"))
+            << " --tokens N --out DATA; then torchrun --standalone --nproc_per_node 2 " << out
+            << "/train.py --data DATA --out RUN (see " << out << "/README.md)" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+Command exportCommand() {
+  std::vector<FlagSpec> flags = experimentFlags();
+  flags.insert(flags.begin(), modelFlag());
+  flags.insert(flags.begin(), {"subcommand", "NAME", "the target, given as the first argument: pytorch"});
+  flags.push_back({"out", "DIR", "folder to write (created; an earlier export there is overwritten)"});
+  flags.push_back({"scale", "KEY=V,...", "print a plan for the experiment scaled (e.g. d_model=768,n_layers=12,n_heads=12) instead of writing"});
+  flags.push_back({"devices", "N", "with --scale: processes sharing each step's batch (default 1)"});
+  flags.push_back({"tokens-per-second", "R", "with --scale: the run's throughput, for its duration"});
+  flags.push_back({"fsdp", "", "with --scale: shard weights, gradients and optimiser state over the devices"});
+  return {"export",
+          "pytorch (--model DIR | --preset NAME | --config FILE) (--out DIR | --scale KEY=V,... [--devices N] [--tokens-per-second R] [--fsdp]) [--set KEY=VALUE ...]",
+          "write a folder that trains the experiment with PyTorch and torchrun (DDP/FSDP, CPU or CUDA)",
+          flags,
+          "The folder holds attnlab_torch/ (the lab's architecture in PyTorch, exactly: same parameter names,\n"
+          "layouts and numerics), train.py, README.md and init/ (a lab checkpoint: the experiment's config.json\n"
+          "and its weights: trained ones with --model, else the lab's own initial weights for the seed).\n"
+          "Training data comes from 'attnlab-cli data'. Refused, in one line: experiments the package cannot\n"
+          "express (accumulated_rotation with omega_mode 1).",
+          runExport,
+          {"pytorch"}};
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Training throughput of the PyTorch export (train.py on 1 and 2 CPU processes under torchrun,
+# one thread each) beside the lab's own trainer (attnlab-cli train, 1 and 2 threads), on the same
+# experiment and batches. Prints the median tokens/s of each over the steps after the first 10.
+# Not part of the test suite; run it on an idle machine. See "Scaling out" in README.md.
+#   bench/export_run.sh [--preset NAME] [--steps N]      (defaults: induction, 200)
+set -euo pipefail
+preset=induction steps=200
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset) preset="$2"; shift 2 ;;
+    --steps) steps="$2"; shift 2 ;;
+    *) echo "bench/export_run.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+cli="$build/bin/attnlab-cli"
+"$root/scripts/install_torch.sh"
+cmake --build "$build" --target attnlab-cli -j2 >/dev/null
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMP_WAIT_POLICY=PASSIVE GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
+
+"$cli" export pytorch --preset "$preset" --steps "$steps" --out "$work/export" >/dev/null
+"$cli" data --preset "$preset" --tokens 2000000 --out "$work/data" >/dev/null  # train.py wraps around when it runs out
+
+# median of the tokens_per_second column (7) after the first 10 rows of a history.csv
+median() { tail -n +12 "$1" | cut -d, -f7 | sort -g | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "n/a")}'; }
+
+for threads in 1 2; do
+  "$cli" train --preset "$preset" --steps "$steps" --threads "$threads" --quiet --out "$work/lab$threads" >/dev/null
+  echo "lab trainer, $threads thread(s): $(median "$work/lab$threads/history.csv") tokens/s"
+done
+for procs in 1 2; do
+  /usr/bin/python3 -m torch.distributed.run --standalone --nproc_per_node "$procs" --redirects 1 --tee 1 \
+    --log_dir "$work/logs$procs" "$work/export/train.py" --data "$work/data" --out "$work/run$procs" --threads 1 >/dev/null
+  echo "PyTorch export, $procs process(es) x 1 thread: $(median "$work/run$procs/history.csv") tokens/s"
+done

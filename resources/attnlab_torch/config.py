@@ -1,0 +1,129 @@
+"""The lab's config.json, read with the engine's defaults (engine/model/config.h), and the check
+that this package can express the experiment exactly (anything else is refused in one line)."""
+import json
+
+from .errors import LabError
+
+FORMAT = "attnlab-experiment-1"
+
+MODEL_DEFAULTS = {
+    "vocab": 0, "d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 512, "context": 128,
+    "attention_only": False, "tied_embeddings": True, "attention": ["softmax"], "attention_settings": {},
+    "positional": "learned", "positional_settings": {}, "projection_sharing": "qkv", "output_gate": "none",
+    "value_gate": False, "retention_gate": False, "retention_sparsity": 0.0, "score_precision": "fp32",
+}
+TRAIN_DEFAULTS = {
+    "steps": 1000, "batch": 16, "lr": 3e-3, "min_lr_ratio": 0.1, "warmup": 50, "weight_decay": 0.01,
+    "beta1": 0.9, "beta2": 0.98, "eps": 1e-8, "grad_clip": 1.0, "seed": 1, "threads": 2, "eval_every": 100,
+    "eval_batches": 4,
+}
+
+# What each attention variant and positional encoding reads from its settings, with the engine's
+# defaults (engine/attention/*.cpp, engine/positional/*.cpp).
+ATTENTION_SETTINGS = {
+    "softmax": {"temperature": 1.0},
+    "window": {"temperature": 1.0, "window": 16},
+    "sigmoid": {"temperature": 1.0, "sigmoid_bias_learned": 0},
+    "linear": {},
+    "momentum": {"temperature": 1.0, "momentum_gamma": 0.5},
+    "oattention": {"temperature": 1.0, "presence_tau": 0.01},
+}
+POSITIONAL_SETTINGS = {
+    "none": {}, "sinusoidal": {}, "learned": {}, "alibi": {}, "alibi_log": {},
+    "rope": {"theta": 10000.0, "rotary_fraction": 1.0, "ntk_scale": 1.0},
+    "accumulated_rotation": {"theta": 10000.0, "rotary_fraction": 1.0, "omega_mode": 0, "rotate_values": 0},
+}
+PROJECTION_SHARING = {"qkv": (False, False), "q_k=v": (False, True), "q=k_v": (True, False), "q=k=v": (True, True)}
+OUTPUT_GATES = ("none", "elementwise", "headwise")
+SCORE_PRECISIONS = ("fp32", "bf16", "fp16")
+
+
+class ModelSpec:
+    """The `model` section with every default filled in, plus helpers the modules read."""
+
+    def __init__(self, section):
+        unknown = sorted(set(section) - set(MODEL_DEFAULTS))
+        if unknown:
+            raise LabError(f"config.json: model.{unknown[0]} is not a model key this package knows")
+        merged = dict(MODEL_DEFAULTS, **section)
+        for key, value in merged.items():
+            setattr(self, key, value)
+        if isinstance(self.attention, str):
+            self.attention = [self.attention]
+
+    @property
+    def d_head(self):
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self):
+        return self.n_kv_heads if self.n_kv_heads > 0 else self.n_heads
+
+    def attention_of(self, layer):
+        return self.attention[0] if len(self.attention) == 1 else self.attention[layer]
+
+    def attention_setting(self, variant, key):
+        return float(self.attention_settings.get(key, ATTENTION_SETTINGS[variant][key]))
+
+    def positional_setting(self, key):
+        return float(self.positional_settings.get(key, POSITIONAL_SETTINGS[self.positional][key]))
+
+
+def check_expressible(spec):
+    """Raises LabError with one line when the experiment cannot be built here exactly."""
+    known = lambda names: ", ".join(names)
+    if spec.vocab <= 0:
+        raise LabError("config.json: model.vocab is 0 (export through attnlab-cli, which fills it in from the task)")
+    if spec.n_heads <= 0 or spec.d_model % spec.n_heads:
+        raise LabError(f"config.json: n_heads ({spec.n_heads}) must divide d_model ({spec.d_model})")
+    if spec.kv_heads <= 0 or spec.n_heads % spec.kv_heads:
+        raise LabError(f"config.json: n_kv_heads ({spec.kv_heads}) must divide n_heads ({spec.n_heads})")
+    if len(spec.attention) not in (1, spec.n_layers):
+        raise LabError(f"config.json: model.attention lists {len(spec.attention)} variants for {spec.n_layers} layers")
+    for name in spec.attention:
+        if name not in ATTENTION_SETTINGS:
+            raise LabError(f"attnlab_torch cannot express attention variant '{name}' yet (it knows: {known(ATTENTION_SETTINGS)})")
+    if spec.positional not in POSITIONAL_SETTINGS:
+        raise LabError(f"attnlab_torch cannot express positional encoding '{spec.positional}' yet "
+                       f"(it knows: {known(POSITIONAL_SETTINGS)})")
+    if spec.positional == "accumulated_rotation" and spec.positional_setting("omega_mode") != 0:
+        raise LabError("attnlab_torch cannot express accumulated_rotation with omega_mode 1: its per-token angle table "
+                       "is drawn from the engine's random generator and is not stored in the checkpoint")
+    if spec.projection_sharing not in PROJECTION_SHARING:
+        raise LabError(f"attnlab_torch cannot express projection sharing '{spec.projection_sharing}' "
+                       f"(it knows: {known(PROJECTION_SHARING)})")
+    if spec.output_gate not in OUTPUT_GATES:
+        raise LabError(f"attnlab_torch cannot express output gate '{spec.output_gate}' (it knows: {known(OUTPUT_GATES)})")
+    if spec.score_precision not in SCORE_PRECISIONS:
+        raise LabError(f"attnlab_torch cannot express score precision '{spec.score_precision}' "
+                       f"(it knows: {known(SCORE_PRECISIONS)})")
+    # A setting no member here reads belongs to a feature this package does not have.
+    for key in spec.attention_settings:
+        if not any(key in declared for declared in ATTENTION_SETTINGS.values()):
+            raise LabError(f"attnlab_torch cannot express attention setting '{key}' yet")
+    for key in spec.positional_settings:
+        if not any(key in declared for declared in POSITIONAL_SETTINGS.values()):
+            raise LabError(f"attnlab_torch cannot express positional setting '{key}' yet")
+
+
+def read_config(path):
+    """The whole config.json as a dict (model, task, train sections with defaults filled in)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except FileNotFoundError:
+        raise LabError(f"{path}: not found (a lab run folder holds config.json, model.safetensors, history.csv)")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LabError(f"{path}: is not a readable JSON file ({str(e).splitlines()[0]})")
+    if not isinstance(config, dict) or config.get("format", FORMAT) != FORMAT:
+        raise LabError(f"{path}: is not an attnlab experiment (format is not {FORMAT})")
+    config.setdefault("model", {})
+    config["train"] = dict(TRAIN_DEFAULTS, **config.get("train", {}))
+    return config
+
+
+def model_spec(config):
+    spec = ModelSpec(config["model"])
+    check_expressible(spec)
+    return spec
+

@@ -1,0 +1,224 @@
+"""The lab's decoder-only Transformer (engine/model/model.cpp, attention_layer.cpp, gates.cpp) in
+PyTorch, with the parameter names and layouts of the lab's model.safetensors: token embedding
+(+ absolute positions), pre-LayerNorm blocks (attention, then a GELU-tanh MLP unless
+attention_only), a final LayerNorm and a head tied to the embedding or not."""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .attention import VARIANTS
+from .config import PROJECTION_SHARING
+from .positional import make_positional, rotate
+from .precision import rounder
+
+
+class OmegaIncrements(nn.Module):
+    """accumulated_rotation's per-layer increments: `pos.omega` = Linear(d_model, pairs)."""
+
+    def __init__(self, spec, pairs):
+        super().__init__()
+        self.omega = nn.Linear(spec.d_model, pairs)
+
+
+class Attention(nn.Module):
+    """One block's attention: projections (shared per projection_sharing, grouped K/V heads), value
+    gate, rotation, score bias, key gates (retention, presence), the variant, receiver presence,
+    output gate, output projection."""
+
+    def __init__(self, spec, layer, positional):
+        super().__init__()
+        self.H, self.Hkv, self.dh = spec.n_heads, spec.kv_heads, spec.d_head
+        d, name = spec.d_model, spec.attention_of(layer)
+        self.variant = VARIANTS[name](spec, name)
+        self.positional = [positional]  # shared with the model, not a submodule of every layer
+        query_is_key, value_is_key = PROJECTION_SHARING[spec.projection_sharing]
+        self.query_is_key, self.value_is_key = query_is_key, value_is_key
+        key_roles = ("q" if query_is_key else "") + "k" + ("v" if value_is_key else "")
+        if not query_is_key:
+            self.wq = nn.Linear(d, self.H * self.dh, bias=False)
+        setattr(self, "w" + key_roles, nn.Linear(d, self.Hkv * self.dh, bias=False))
+        self.key_name = "w" + key_roles
+        if not value_is_key:
+            self.wv = nn.Linear(d, self.Hkv * self.dh, bias=False)
+        self.wo = nn.Linear(self.H * self.dh, d, bias=False)
+        if getattr(self.variant, "learned_bias", False):
+            self.sigmoid_bias = nn.Parameter(torch.full((self.H,), -math.log(spec.context)))
+        self.output_gate = spec.output_gate
+        if spec.output_gate != "none":
+            self.gate = nn.Linear(d, self.H * self.dh if spec.output_gate == "elementwise" else self.H)
+        self.value_gate = spec.value_gate
+        if spec.retention_gate:  # the sparsity lambda is spread over the layers
+            self.retention = nn.Linear(d, self.H)
+            self.retention_weight = spec.retention_sparsity / spec.n_layers
+        self.round_fn = rounder(spec.score_precision)
+        self.entropy = None  # set when the model records entropies
+
+    def heads(self, y, heads):  # [B, T, heads*dh] -> [B, heads, T, dh]
+        B, T, _ = y.shape
+        return y.view(B, T, heads, self.dh).transpose(1, 2)
+
+    def forward(self, x, h, block):
+        """x: the block's normalised input [B, T, d]; h: the block input (presence reads it).
+        Returns the output [B, T, d] and the auxiliary loss (retention sparsity, else 0)."""
+        B, T, _ = x.shape
+        group = self.H // self.Hkv
+        k = self.heads(getattr(self, self.key_name)(x), self.Hkv)
+        q = k.repeat_interleave(group, dim=1) if self.query_is_key else self.heads(self.wq(x), self.H)
+        v = k if self.value_is_key else self.heads(self.wv(x), self.Hkv)
+        if self.value_gate:  # G4: v <- sigmoid(v)
+            v = torch.sigmoid(v)
+        positional = self.positional[0]
+        rotary = positional.pairs > 0 and self.variant.uses_dot_scores
+        angles = None
+        if rotary:
+            angles = positional.angles(block.layer, x, block)
+            q, k = rotate(q, angles), rotate(k, angles)
+            if positional.rotates_values:  # v_j turned by phi_j
+                v = rotate(v, angles)
+        bias = positional.score_bias(self.H, T, x.device) if self.variant.uses_dot_scores else None
+
+        aux, key_gate, presence = x.new_zeros(()), None, None
+        if self.variant.needs_presence:  # G3: p = |h|^2 / (tau + |h|^2)
+            n = (h * h).sum(dim=-1)
+            presence = n / (self.variant.tau + n)
+            key_gate = presence.unsqueeze(1).expand(B, self.H, T)
+        if hasattr(self, "retention"):  # G1: g = sigmoid(w_h . x_j + c_h); loss += lambda mean(g)
+            g = torch.sigmoid(self.retention(x)).transpose(1, 2)  # [B, H, T]
+            aux = self.retention_weight * g.mean()
+            key_gate = g if key_gate is None else g * key_gate
+
+        k_all, v_all = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        o = self.variant(self, q, k_all, v_all, bias, key_gate, 1.0 / math.sqrt(self.dh), self.round_fn)
+        if self.entropy is not None:
+            self.entropy = self.record_entropy(q, k_all, bias, key_gate)
+        if rotary and positional.rotates_values:  # o_i turned back by -phi_i
+            o = rotate(o, angles, inverse=True)
+        o = o.transpose(1, 2).reshape(B, T, self.H * self.dh)
+        if presence is not None:  # receiver presence: o_i *= p_i
+            o = o * presence.unsqueeze(-1)
+        if self.output_gate == "elementwise":  # G2: o_i *= sigmoid(W_g x_i + b_g)
+            o = o * torch.sigmoid(self.gate(x))
+        elif self.output_gate == "headwise":
+            o = (o.view(B, T, self.H, self.dh) * torch.sigmoid(self.gate(x)).unsqueeze(-1)).view(B, T, -1)
+        return self.wo(o), aux
+
+    def record_entropy(self, q, k, bias, key_gate):
+        """Mean attention entropy (nats) over heads and rows of batch element 0, as history.csv records it."""
+        with torch.no_grad():
+            weights = attention_weights(self, q[:1], k[:1], bias, None if key_gate is None else key_gate[:1])
+            w = weights.clamp(min=1e-30)
+            return float(-(weights * torch.log(w)).sum() / (weights.shape[1] * weights.shape[2]))
+
+
+def attention_weights(layer, q, k, bias, key_gate):
+    """The variant's map A [B, H, T, T], obtained by running it on identity values."""
+    T = q.shape[-2]
+    eye = torch.eye(T, dtype=q.dtype, device=q.device).expand(q.shape[0], q.shape[1], T, T)
+    return layer.variant(layer, q, k, eye, bias, key_gate, 1.0 / math.sqrt(layer.dh), layer.round_fn)
+
+
+class MLP(nn.Module):
+    def __init__(self, spec):
+        super().__init__()
+        self.fc = nn.Linear(spec.d_model, spec.d_ff)
+        self.proj = nn.Linear(spec.d_ff, spec.d_model)
+
+    def forward(self, x):
+        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self, spec, layer, positional):
+        super().__init__()
+        self.layer = layer
+        self.ln1 = nn.LayerNorm(spec.d_model)
+        if spec.positional == "accumulated_rotation" and positional.pairs > 0:
+            self.pos = OmegaIncrements(spec, positional.pairs)
+        self.attn = Attention(spec, layer, positional)
+        if not spec.attention_only:
+            self.ln2 = nn.LayerNorm(spec.d_model)
+            self.mlp = MLP(spec)
+
+    def forward(self, x):
+        y, aux = self.attn(self.ln1(x), x, self)
+        x = x + y
+        if hasattr(self, "mlp"):
+            x = x + self.mlp(self.ln2(x))
+        return x, aux
+
+
+class LabModel(nn.Module):
+    """model(ids [B, T]) -> logits [B, T, vocab]; model.loss(ids, targets) -> the lab's training loss."""
+
+    def __init__(self, config):
+        super().__init__()
+        from .config import model_spec
+
+        self.config = config  # the whole config.json, written back on save
+        spec = self.spec = model_spec(config)
+        self.positional = make_positional(spec)
+        self.tok_emb = nn.Embedding(spec.vocab, spec.d_model)
+        if spec.positional == "learned":
+            self.pos_emb = nn.Embedding(spec.context, spec.d_model)
+        self.blocks = nn.ModuleList(Block(spec, l, self.positional) for l in range(spec.n_layers))
+        self.ln_f = nn.LayerNorm(spec.d_model)
+        if not spec.tied_embeddings:
+            self.head = nn.Linear(spec.d_model, spec.vocab, bias=False)
+        self.reset_parameters(config["train"].get("seed", 1))
+
+    def reset_parameters(self, seed):
+        """The lab's initialisation rule (GPT-2: N(0, 0.02), residual projections / sqrt(2 n_layers),
+        norms at 1, gate biases 0, retention biases 2, omega biases at RoPE's speeds). The draws are
+        torch's, not the engine's: for the lab's exact initial weights, start from an exported init/ folder."""
+        gen = torch.Generator().manual_seed(int(seed))
+        residual = 0.02 / math.sqrt(2.0 * self.spec.n_layers)
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                if name.endswith("ln1.weight") or name.endswith("ln2.weight") or name == "ln_f.weight":
+                    p.fill_(1.0)
+                elif name.endswith("retention.bias"):
+                    p.fill_(2.0)
+                elif name.endswith("sigmoid_bias"):
+                    p.fill_(-math.log(self.spec.context))
+                elif name.endswith("omega.bias"):
+                    freq = torch.tensor(self.positional.freq, dtype=torch.float64)
+                    p.copy_(torch.log(torch.expm1(freq)))
+                elif p.dim() == 1:
+                    p.zero_()
+                else:
+                    std = residual if name.endswith("attn.wo.weight") or name.endswith("mlp.proj.weight") else 0.02
+                    p.copy_(torch.randn(p.shape, generator=gen) * std)
+
+    def forward(self, ids, with_aux=False):
+        B, T = ids.shape
+        if T > self.spec.context:
+            raise ValueError(f"sequence of {T} tokens exceeds the context of {self.spec.context}")
+        x = self.tok_emb(ids)
+        if hasattr(self, "pos_emb"):
+            x = x + self.pos_emb.weight[:T]
+        elif self.positional.absolute:
+            x = x + self.positional.embeddings(T).to(x.device)
+        aux = x.new_zeros(())
+        for block in self.blocks:
+            x, block_aux = block(x)
+            aux = aux + block_aux
+        x = self.ln_f(x)
+        logits = x @ (self.head.weight if hasattr(self, "head") else self.tok_emb.weight).t()
+        return (logits, aux) if with_aux else logits
+
+    def loss(self, ids, targets):
+        """Mean cross-entropy over positions whose target is not -1, plus the retention sparsity term."""
+        logits, aux = self(ids, with_aux=True)
+        targets = targets.reshape(-1)
+        if not (targets >= 0).any():  # nothing to score: the lab's loss is 0 there, not NaN
+            return aux + 0.0 * logits.sum()
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets, ignore_index=-1) + aux
+
+    def record_entropies(self, on):
+        for block in self.blocks:
+            block.attn.entropy = 0.0 if on else None
+
+    def entropies(self):
+        return [block.attn.entropy for block in self.blocks]
