@@ -9,6 +9,7 @@
 // than through parameters after a step, because an Adam step's size hides its gradient's value
 // (it is lr * sign(g) at step 1); the optimiser itself is checked by the "optimizer" case, which
 // also dumps the parameters after the engine's clipping and AdamW step and its learning-rate schedule.
+#include <set>
 #include <QtTest>
 
 #include <cstring>
@@ -114,6 +115,14 @@ std::vector<Case> allCases(QString& unknownGates) {
       c.expectRefusal = positional.name == "accumulated_rotation" && key == "omega_mode";
       cases.push_back(c);
     }
+  // Members the package does not build yet (listed in the closing notes): it must refuse each in
+  // one line, so a member that joins the engine is a refusal case here until the package learns it.
+  static const std::set<std::string> exportedVariants = {"softmax", "window", "sigmoid", "linear", "momentum", "oattention"};
+  static const std::set<std::string> exportedPositionalSettings = {"theta", "rotary_fraction", "ntk_scale", "omega_mode", "rotate_values"};
+  for (Case& c : cases) {
+    for (const std::string& name : c.model.attention) c.expectRefusal |= !exportedVariants.count(name);
+    for (const auto& [key, value] : c.model.positional_settings) c.expectRefusal |= !exportedPositionalSettings.count(key);
+  }
   return cases;
 }
 

@@ -26,6 +26,9 @@ std::string exportRefusal(const ModelConfig& m) {
   for (const std::string& name : m.attention)
     if (!variants.count(name)) return "the PyTorch export cannot express attention variant '" + name + "' yet";
   if (!encodings.count(m.positional)) return "the PyTorch export cannot express positional encoding '" + m.positional + "' yet";
+  if (m.norm != "layernorm" || m.mlp != "gelu" || !m.mlp_bias || m.qkv_bias || m.out_bias || m.parallel_residual)
+    return "the PyTorch export cannot express the blocks of pretrained models yet (model.norm, mlp, mlp_bias, qkv_bias, "
+           "out_bias, parallel_residual must keep their defaults)";
   const auto mode = m.positional_settings.find("omega_mode");
   if (m.positional == "accumulated_rotation" && mode != m.positional_settings.end() && mode->second != 0)
     return "the PyTorch export cannot express accumulated_rotation with omega_mode 1: its per-token angle table is "

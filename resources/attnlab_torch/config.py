@@ -11,11 +11,18 @@ MODEL_DEFAULTS = {
     "attention_only": False, "tied_embeddings": True, "attention": ["softmax"], "attention_settings": {},
     "positional": "learned", "positional_settings": {}, "projection_sharing": "qkv", "output_gate": "none",
     "value_gate": False, "retention_gate": False, "retention_sparsity": 0.0, "score_precision": "fp32",
+    # The blocks of pretrained models (RMSNorm, SwiGLU, biases, parallel residual): read so that a
+    # config.json that names them at their defaults opens; any other value is refused below.
+    "norm": "layernorm", "norm_eps": 1e-5, "mlp": "gelu", "mlp_bias": True, "qkv_bias": False, "out_bias": False,
+    "parallel_residual": False,
 }
+# Block options this package does not build yet, at the values it does build.
+BLOCK_DEFAULTS = {key: MODEL_DEFAULTS[key] for key in ("norm", "norm_eps", "mlp", "mlp_bias", "qkv_bias", "out_bias", "parallel_residual")}
 TRAIN_DEFAULTS = {
     "steps": 1000, "batch": 16, "lr": 3e-3, "min_lr_ratio": 0.1, "warmup": 50, "weight_decay": 0.01,
     "beta1": 0.9, "beta2": 0.98, "eps": 1e-8, "grad_clip": 1.0, "seed": 1, "threads": 2, "eval_every": 100,
     "eval_batches": 4,
+    "qk_lr_ratio": 1.0, "ov_lr_ratio": 1.0, "lr_ratio_layers": "", "lr_ratio_from": 0, "lr_ratio_until": 0,
 }
 
 # What each attention variant and positional encoding reads from its settings, with the engine's
@@ -97,6 +104,9 @@ def check_expressible(spec):
     if spec.score_precision not in SCORE_PRECISIONS:
         raise LabError(f"attnlab_torch cannot express score precision '{spec.score_precision}' "
                        f"(it knows: {known(SCORE_PRECISIONS)})")
+    for key, default in BLOCK_DEFAULTS.items():
+        if getattr(spec, key) != default:
+            raise LabError(f"attnlab_torch cannot express model.{key} = {getattr(spec, key)} yet (it builds {default})")
     # A setting no member here reads belongs to a feature this package does not have.
     for key in spec.attention_settings:
         if not any(key in declared for declared in ATTENTION_SETTINGS.values()):
