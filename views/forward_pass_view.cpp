@@ -187,7 +187,7 @@ ForwardPassView::ForwardPassView(const ViewContext& context, QWidget* parent)
   connect(next_, &QPushButton::clicked, this, [this] { setStage(stage_ + 1); });
   connect(queryPicker_, &QSpinBox::valueChanged, this, [this](int v) {
     if (!attention_->hasMap()) return;
-    followLast_ = v == attention_->size();
+    followLast_ = v == selection_->shown().size();
     rebuild();
   });
   connect(attention_, &AttentionMapModel::mapChanged, this, &ForwardPassView::rebuild);
@@ -202,7 +202,7 @@ void ForwardPassView::setStage(int stage) {
 
 void ForwardPassView::setQuery(int position) {
   if (!attention_->hasMap()) return;
-  queryPicker_->setValue(position < 0 ? attention_->size() : position + 1);
+  queryPicker_->setValue(position < 0 ? selection_->shown().size() : position + 1);
 }
 
 int ForwardPassView::query() const { return queryPicker_->value() - 1; }
@@ -217,7 +217,7 @@ void ForwardPassView::rebuild() {
     for (QWidget* s : sections_) s->hide();
     return;
   }
-  const int T = attention_->size();
+  const int T = selection_->shown().size();
   {
     const QSignalBlocker block(queryPicker_);
     queryPicker_->setRange(1, T);

@@ -2,6 +2,7 @@
 
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <algorithm>
 

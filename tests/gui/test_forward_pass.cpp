@@ -42,7 +42,7 @@ class ForwardPassTest : public QObject {
     selection.select(1, 1);
     ForwardPassView view(ViewContext{&map, &selection});
     QVERIFY(view.hasPass());
-    const int T = map.size();
+    const int T = selection.shown().size();
     QCOMPARE(view.query(), T - 1);  // the probe's last token by default
     const HeadTrace& h = trace->trace.layers[1].heads[1];
     for (int query : {T - 1, 3, 0}) {
