@@ -25,6 +25,8 @@ class HeadSelection;
 class ExperimentFiles;
 class ExperimentPanel;
 class LossHistoryModel;
+class ModelOpener;
+struct OpenedHfModel;
 class ProbeEditor;
 class SelectionBar;
 
@@ -76,6 +78,14 @@ class MainWindow : public QMainWindow {
   // view to `exportFile` (if not empty; PNG, SVG or CSV by its suffix) and emits captureFinished.
   void captureAfterSteps(int steps, const QString& file, const QString& exportFile = {});
 
+  // Opening a Hugging Face model folder instead of training an experiment (main_window_models.cpp):
+  // File > Open Model's dialog, and the load itself (on a worker; a refusal is a message box and
+  // keeps the current experiment). captureWhenOpened: as captureAfterSteps, once the model's probe shows.
+  void openModelWithDialog();
+  void openModelFolder(const QString& dir);
+  void captureWhenOpened(const QString& file, const QString& exportFile = {});
+  ModelOpener& modelOpener() { return *opener_; }
+
  signals:
   void captureFinished(bool saved, const QString& message);
 
@@ -104,6 +114,8 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void clearResults();
   void saveCapture();
+  void showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened);
+  void refuseModel(const QString& dir, const QString& message);
 
   ExperimentConfig config_;
   QString presetName_;
@@ -114,6 +126,7 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
+  ModelOpener* opener_ = nullptr;
   QAction* trainAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stepAction_ = nullptr;
@@ -134,6 +147,7 @@ class MainWindow : public QMainWindow {
     int step = 0;  // 0: no capture requested
     QString file;
     QString exportFile;
+    bool whenOpened = false;  // capture the first trace of an opened model instead
   } capture_;
 };
 
