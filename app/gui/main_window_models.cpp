@@ -8,6 +8,7 @@
 #include <QStatusBar>
 
 #include "experiment_files.h"
+#include "experiment_panel.h"
 #include "hf/hf_cache.h"
 #include "main_window.h"
 #include "model_opener.h"
@@ -39,9 +40,8 @@ void MainWindow::showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened) {
   experimentLabel_->setToolTip(QDir::toNativeSeparators(QString::fromStdString(opened->info.dir)));
   setWindowTitle(tr("%1 \u2014 Attention Lab").arg(description.section(QStringLiteral(" \u00b7 "), 0, 0)));
   progress_->setFormat(tr("opened model: no training"));
-  statusBar()->showMessage(tr("Opened %1. Edit the probe above the views; Train builds the panel's experiment instead.")
-                               .arg(QDir::toNativeSeparators(QString::fromStdString(opened->info.dir))),
-                           10000);
+  panel_->hide();  // it holds the experiment Train would build, not the opened model (View menu shows it again)
+  statusBar()->showMessage(tr("Opened. Edit the probe above the views."), 10000);
 }
 
 void MainWindow::refuseModel(const QString& dir, const QString& message) {
