@@ -105,6 +105,20 @@ void TrainingSession::open(std::unique_ptr<Trainer> trainer) {
   setState(finished ? State::Finished : State::Paused);
 }
 
+void TrainingSession::openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary,
+                                std::vector<int> probe) {
+  discardRun();
+  trainer_.reset();
+  openedModel_ = std::move(model);
+  openedVocabulary_ = std::move(vocabulary);
+  openedProbe_ = std::move(probe);
+  ++run_;
+  emit cleared();
+  pauseRequested_ = true;
+  launch(std::nullopt);
+  setState(State::Finished);
+}
+
 void TrainingSession::launch(std::optional<ExperimentConfig> config) {
   {
     std::lock_guard lock(mutex_);
@@ -117,7 +131,7 @@ void TrainingSession::launch(std::optional<ExperimentConfig> config) {
     probeRequested_ = false;
   }
   notificationQueued_ = false;
-  worker_ = QThread::create([this, config] { runWorker(config); });
+  worker_ = QThread::create([this, config] { openedModel_ ? runOpenedWorker() : runWorker(config); });
   worker_->setObjectName(QStringLiteral("attnlab-trainer"));
   worker_->start();
 }
@@ -189,7 +203,7 @@ void TrainingSession::requestProbe(ProbeRequest request) {
   wake_.notify_all();
 }
 
-bool TrainingSession::hasExperiment() const { return worker_ != nullptr || trainer_ != nullptr; }
+bool TrainingSession::hasExperiment() const { return !openedModel_ && (worker_ != nullptr || trainer_ != nullptr); }
 
 void TrainingSession::save(const QString& dir, SaveKind kind) {
   if (worker_) {
@@ -215,6 +229,8 @@ void TrainingSession::save(const QString& dir, SaveKind kind) {
 
 void TrainingSession::discardRun() {
   joinWorker();
+  openedModel_.reset();
+  openedVocabulary_.reset();
   std::vector<SaveResult> saves;
   {
     std::lock_guard lock(mutex_);
@@ -363,6 +379,44 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
   }
 }
 
+// An opened model has no task: its analyses' sample is the probe itself (one sequence, each token
+// predicting the next), and a fresh probe draw keeps the current one.
+void TrainingSession::runOpenedWorker() {
+  runBelowTheUi();
+  try {
+    const Model& model = *openedModel_;
+    auto run = std::make_shared<RunData>();
+    run->config.model = model.config();
+    run->config.name = "opened model";
+    run->vocabulary = openedVocabulary_;
+    run->sequenceLength = static_cast<int>(openedProbe_.size());
+    Batch sample{1, static_cast<int>(openedProbe_.size()), openedProbe_, {}};
+    sample.targets.assign(openedProbe_.begin() + 1, openedProbe_.end());
+    sample.targets.push_back(-1);
+    if (sample.T >= 2) run->evalBatches.push_back(std::move(sample));
+    WorkerProbe probe{openedProbe_, Rng(1), openedVocabulary_, run, {}};
+    {
+      std::lock_guard lock(mutex_);
+      if (gainsRequest_) probe.headGains = *gainsRequest_;
+    }
+    publishTrace(model, 0, probe);
+    publishEnd(State::Finished);
+    const auto keep = [&probe](Rng&) { return probe.tokens; };
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return stopRequested_ || probeRequested_ || !saveRequests_.empty(); });
+        if (stopRequested_) break;
+      }
+      saveRequested(nullptr);
+      if (takeProbeRequest(model.config(), keep, probe)) publishTrace(model, 0, probe);
+    }
+    finishWorker(std::nullopt);
+  } catch (const std::exception& e) {
+    finishWorker(State::Failed, tr("Tracing the opened model failed: %1").arg(QString::fromStdString(e.what())));
+  }
+}
+
 void TrainingSession::serveUntilStopped(const Trainer& trainer, WorkerProbe& probe) {
   for (;;) {
     {
@@ -389,8 +443,9 @@ void TrainingSession::saveRequested(const Trainer* trainer) {
   std::vector<SaveResult> results;
   for (const SaveRequest& request : requests) {
     SaveResult result{request, trainer ? trainer->stepsDone() : 0, {}};
-    result.error = trainer ? QString::fromStdString(saveCheckpoint(request.dir.toStdString(), *trainer))
-                           : tr("the experiment could not be built, so there is nothing to save");
+    result.error = trainer        ? QString::fromStdString(saveCheckpoint(request.dir.toStdString(), *trainer))
+                   : openedModel_ ? tr("an opened model is not saved as an experiment (attnlab-cli export-hf writes its folder)")
+                                  : tr("the experiment could not be built, so there is nothing to save");
     results.push_back(std::move(result));
   }
   {
@@ -408,6 +463,14 @@ bool TrainingSession::takeGrantedStep() {
 }
 
 bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& probe) {
+  const int context = trainer.config().model.context;
+  return takeProbeRequest(trainer.config().model, [&trainer, context](Rng& draws) {
+    return trainer.task().probe(trainer.task().sequenceLength(context), draws);
+  }, probe);
+}
+
+bool TrainingSession::takeProbeRequest(const ModelConfig& shape, const std::function<std::vector<int>(Rng&)>& draw,
+                                       WorkerProbe& probe) {
   if (!probeRequested_) return false;
   std::optional<ProbeRequest> request;
   std::optional<std::vector<std::vector<float>>> gains;
@@ -417,7 +480,6 @@ bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& prob
     std::swap(gains, gainsRequest_);
     probeRequested_ = false;
   }
-  const ModelConfig& shape = trainer.config().model;
   const auto fits = [&shape](const std::vector<std::vector<float>>& g) {
     if (g.empty()) return true;
     if (static_cast<int>(g.size()) != shape.n_layers) return false;
@@ -429,16 +491,15 @@ bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& prob
     probe.tracedStep = -1;
   }
   if (!request) return gainsChanged;
-  const ExperimentConfig& config = trainer.config();
   if (request->tokens.empty()) {
-    probe.tokens = trainer.task().probe(trainer.task().sequenceLength(config.model.context), probe.draws);
+    probe.tokens = draw(probe.draws);
   } else {
     // The UI encoded with this run's vocabulary; ids from an older run are refused, not traced.
     const int vocab = probe.vocabulary->size();
     for (int id : request->tokens)
-      if (id < 0 || id >= vocab) return gainsChanged;
+      if (id < 0 || id >= vocab || id >= shape.vocab) return gainsChanged;
     probe.tokens = std::move(request->tokens);
-    if (static_cast<int>(probe.tokens.size()) > config.model.context) probe.tokens.resize(config.model.context);
+    if (static_cast<int>(probe.tokens.size()) > shape.context) probe.tokens.resize(shape.context);
   }
   probe.tracedStep = -1;
   return true;
@@ -462,20 +523,24 @@ bool TrainingSession::waitWhilePaused() {
 }
 
 void TrainingSession::publishTrace(const Trainer& trainer, WorkerProbe& probe) {
+  publishTrace(trainer.model(), trainer.stepsDone(), probe);
+}
+
+void TrainingSession::publishTrace(const Model& source, int step, WorkerProbe& probe) {
   // The trace comes from a copy of the weights, which the views keep as the model snapshot.
-  std::shared_ptr<Model> copy = copyModel(trainer.model());
+  std::shared_ptr<Model> copy = copyModel(source);
   if (!probe.headGains.empty()) copy->setHeadGains(probe.headGains);
   auto model = std::make_shared<ModelSnapshot>();
-  model->step = trainer.stepsDone();
+  model->step = step;
   model->run = probe.run;
   model->headGains = probe.headGains;
   auto snapshot = std::make_shared<TraceSnapshot>();
-  snapshot->step = trainer.stepsDone();
+  snapshot->step = step;
   snapshot->trace = traceModel(*copy, *probe.vocabulary, probe.tokens);
   model->model = std::move(copy);
   snapshot->model = std::move(model);
   snapshot->vocabulary = probe.vocabulary;
-  snapshot->maxProbeLength = trainer.config().model.context;
+  snapshot->maxProbeLength = source.config().context;
   probe.tracedStep = snapshot->step;
   {
     std::lock_guard lock(mutex_);

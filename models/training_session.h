@@ -17,12 +17,14 @@
 #include <QThread>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "model/config.h"
+#include "core/random.h"
 #include "snapshots.h"
 
 namespace attnlab {
@@ -51,6 +53,11 @@ class TrainingSession : public QObject {
   // cleared(), its history as lossPointsAdded() and its progress, traces its probe, and waits
   // Paused at its last step (Finished if it has done all its steps). resume() continues training.
   void open(std::unique_ptr<Trainer> trainer);
+  // Discards any current run and shows `model`, opened from a Hugging Face folder (hf/hf_model.h):
+  // there is no trainer, so nothing trains or saves. The worker traces `probe` (ids of
+  // `vocabulary`), then each probe edit and head ablation, with the step shown as 0; state Finished.
+  void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe);
+  bool hasOpenedModel() const { return openedModel_ != nullptr; }
   void pause();
   void resume();
   // While paused: the worker takes one optimiser step, publishes it with its map, and stays paused.
@@ -124,11 +131,15 @@ class TrainingSession : public QObject {
   void trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& probe);
   void serveUntilStopped(const Trainer& trainer, WorkerProbe& probe);  // after the last step
   void serveRequests(const Trainer& trainer, WorkerProbe& probe);       // saves, then a probe edit
+  void runOpenedWorker();  // openedModel_: traces probe edits until stopped
   void saveRequested(const Trainer* trainer);
   bool takeGrantedStep();
   bool takeProbeRequest(const Trainer& trainer, WorkerProbe& probe);  // true when the probe or gains changed
+  // The same for any model: `draw` gives a fresh probe example.
+  bool takeProbeRequest(const ModelConfig& shape, const std::function<std::vector<int>(Rng&)>& draw, WorkerProbe& probe);
   void finishWorker(std::optional<State> how, const QString& error = {});
   void publishTrace(const Trainer& trainer, WorkerProbe& probe);
+  void publishTrace(const Model& model, int step, WorkerProbe& probe);
   void publishStep(const LossPoint& point, const ProgressSnapshot& progress);
   void publishPause(int step);
   void publishEnd(State how, const QString& error = {});
@@ -149,6 +160,10 @@ class TrainingSession : public QObject {
   QThread* worker_ = nullptr;
   // Used only by the worker while one is alive, only by the UI thread otherwise (joins separate them).
   std::unique_ptr<Trainer> trainer_;
+  // An opened model instead of a trainer (openModel()); the same threading rule.
+  std::unique_ptr<Model> openedModel_;
+  std::shared_ptr<const Vocabulary> openedVocabulary_;
+  std::vector<int> openedProbe_;
 
   std::mutex mutex_;
   std::condition_variable wake_;  // pause/resume/stop/step/save/probe changes, for a waiting worker

@@ -1,5 +1,5 @@
 // eval: validation metrics of a saved model, at its training length or (--lengths) at multiples of it;
-// or, with --ids, the next-token loss on one sequence (how a Hugging Face folder is scored).
+// or, with --ids or --text, the next-token loss on one sequence (how a Hugging Face folder is scored).
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -87,13 +87,13 @@ int runLengths(const Args& args, LoadedCheckpoint& loaded, int batches) {
   return 0;
 }
 
-// A Hugging Face model has no task: it is scored on the sequence --ids gives, each token predicted
-// from those before it.
+// A Hugging Face model has no task: it is scored on the sequence --ids or --text gives, each token
+// predicted from those before it.
 int evalIds(const Args& args, const OpenedModel& opened) {
-  const std::vector<int> ids = idsFlagValue(args, opened.model().config().vocab);
-  if (ids.size() < 2) throw CliError("--ids needs at least 2 tokens to score a prediction");
+  const std::vector<int> ids = tokensFrom(args, opened, "text");
+  if (ids.size() < 2) throw CliError("the sequence needs at least 2 tokens to score a prediction");
   if (static_cast<int>(ids.size()) > opened.model().config().context)
-    throw CliError("--ids has " + std::to_string(ids.size()) + " tokens but the model's context is " +
+    throw CliError("the sequence has " + std::to_string(ids.size()) + " tokens but the model's context is " +
                    std::to_string(opened.model().config().context));
   std::vector<int> targets(ids.begin() + 1, ids.end());
   targets.push_back(-1);
@@ -113,8 +113,9 @@ int evalIds(const Args& args, const OpenedModel& opened) {
 }
 
 int runEval(const Args& args) {
-  if (args.has("ids")) return evalIds(args, openAnyModel(args));
-  if (hf::isHfFolder(args.required("model"))) throw CliError(args.text("model") + " is a Hugging Face model: score it on --ids 1,2,3");
+  if (args.has("ids") || args.has("text")) return evalIds(args, openAnyModel(args));
+  if (hf::isHfFolder(args.required("model")))
+    throw CliError(args.text("model") + " is a Hugging Face model: score it on --text \"...\" or --ids 1,2,3");
   LoadedCheckpoint loaded = openModel(args);
   const int batches = static_cast<int>(args.integer("batches", loaded.config.train.eval_batches, 1, 100000));
   if (args.has("lengths")) return runLengths(args, loaded, batches);
@@ -138,18 +139,19 @@ int runEval(const Args& args) {
 
 Command evalCommand() {
   return {"eval",
-          "--model DIR [--batches N | --ids 1,2,3] [--lengths M1,M2,..] [--json]",
+          "--model DIR [--batches N | --ids 1,2,3 | --text \"...\"] [--lengths M1,M2,..] [--json]",
           "evaluate a saved model on its task's validation data",
           {modelFlag(),
            {"batches", "N", "validation batches (default: the model's train.eval_batches)"},
            {"lengths", "M1,M2,..", "evaluate at these multiples of the training length (length extrapolation), e.g. 1,2,4,8"},
            idsFlag(),
+           {"text", "TEXT", "score this text (the task's vocabulary, or a Hugging Face folder's tokenizer with its BOS)"},
            threadsFlag(),
            {"json", "", "print one JSON object: {loss, perplexity, accuracy, exact_match, tokens, ...}; with --lengths, one row per multiple"}},
           "Accuracy and exact match are n/a (null in JSON) for tasks without answers, such as language modelling.\n"
           "--lengths runs the model on sequences longer than it was trained on. Every positional encoding but\n"
           "'learned' (a table of context rows) extrapolates; a learned-position model refuses lengths beyond its context.\n"
-          "With --ids (any model; how a Hugging Face folder is scored) the loss is the mean next-token\n"
+          "With --ids or --text (any model; how a Hugging Face folder is scored) the loss is the mean next-token\n"
           "cross-entropy over that one sequence.",
           runEval};
 }

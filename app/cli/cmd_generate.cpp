@@ -129,7 +129,8 @@ int runGenerate(const Args& args) {
                       {"dense_bytes", kvCacheBytesPerToken(model.config()) * (final.position + 1)},
                       {"state_bytes", final.stateBytes}};
     }
-    std::cout << out.dump() << std::endl;
+    // Sampled tokens can end inside a UTF-8 character: such bytes are shown as U+FFFD.
+    std::cout << out.dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl;
   } else {
     std::cout << vocabulary.decode(sequence) << std::endl;
     if (cached) printOccupancy(model, setup, steps, final);
@@ -145,14 +146,14 @@ Command generateCommand() {
           "    [--budget-scope head|layer] [--policy-set KEY=VALUE]...] [--json]",
           "continue a prompt by sampling from a saved model",
           {modelFlag(),
-           {"prompt", "TEXT", "start of the sequence, in the task's vocabulary"},
+           {"prompt", "TEXT", "start of the sequence, in the task's vocabulary or a Hugging Face folder's tokenizer"},
            idsFlag(),
            {"tokens", "N", "tokens to generate (default 32)"},
            {"temperature", "T", "sampling temperature; 0 always picks the most likely token (default 1)"},
            {"seed", "S", "random seed for sampling (default 1)"},
            evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3],
            {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, seed[, cache]} as one JSON object"}},
-          "--model takes a lab checkpoint or a Hugging Face model folder (prompt as --ids).\n"
+          "--model takes a lab checkpoint or a Hugging Face model folder (--prompt through its tokenizer, or --ids).\n"
           "Without --policy each new token runs the full forward pass over the sequence; past the model's\n"
           "context the window slides (only the most recent context tokens are seen).\n"
           "With --policy (and --budget where the policy needs one) every token, prompt included, is one\n"

@@ -108,14 +108,15 @@ Command traceCommand() {
           "--model DIR (--text \"...\" | --ids 1,2,3 | --probe) --out FILE [--logits] [--json]",
           "capture attention maps, residual norms and predictions for one input, as JSON",
           {modelFlag(),
-           {"text", "TEXT", "input in the task's vocabulary (words split on spaces, or characters)"},
+           {"text", "TEXT", "input in the task's vocabulary, or through a Hugging Face folder's tokenizer (with the BOS it asks for)"},
            idsFlag(),
            {"probe", "", "use the task's fixed probe example instead of --text"},
            {"logits", "", "also write the full logits per position (\"logits\"[T][vocab])"},
            threadsFlag(),
            {"out", "FILE", "JSON file to write"},
            {"json", "", "print a JSON summary {out, tokens, layers, heads} instead of a sentence"}},
-          "--model takes a lab checkpoint or a Hugging Face model folder (input as --ids).\n"
+          "--model takes a lab checkpoint or a Hugging Face model folder (--text through its tokenizer, as\n"
+          "`tokenize --model DIR --special` splits it; labels are the tokens with a leading space as \u2423).\n"
           "The file holds: tokens (also as ids), labels; layers[] with variant, residual_norm[T] and heads[] with\n"
           "weights[T][T] and scores[T][T] (masked entries are null; gate/presence where the variant has them);\n"
           "final_residual_norm[T]; predictions[T]: the top 5 next tokens {token, label, probability, logit}.",

@@ -6,6 +6,7 @@
 
 #include "cli_error.h"
 #include "setup.h"
+#include "hf/hf_vocabulary.h"
 
 namespace attnlab::cli {
 
@@ -17,9 +18,7 @@ OpenedModel openAnyModel(const Args& args) {
     return opened;
   }
   if (std::string why = hf::openHfModel(dir, opened.hfModel, opened.hfInfo); !why.empty()) throw CliError(why);
-  std::vector<std::string> labels;
-  for (int i = 0; i < opened.hfInfo.config.vocab; ++i) labels.push_back(std::to_string(i));
-  opened.idLabels = Vocabulary(std::move(labels), Vocabulary::Level::Word);
+  opened.hfVocabulary = hf::hfVocabulary(dir, opened.hfInfo.config.vocab, opened.tokenizerProblem);
   omp_set_num_threads(threadsFrom(args, 2));
   return opened;
 }
@@ -49,9 +48,13 @@ std::vector<int> tokensFrom(const Args& args, const OpenedModel& opened, const s
     if (args.has(textFlag)) throw CliError("give one of --" + textFlag + " or --ids");
     return idsFlagValue(args, opened.model().config().vocab);
   }
-  if (opened.isHf())
-    throw CliError(args.text("model") + " is a Hugging Face model: give its input as --ids 1,2,3 (its tokenizer is not read here)");
-  return encodeFlag(args, textFlag, *opened.checkpoint.trainer);
+  if (!opened.isHf()) return encodeFlag(args, textFlag, *opened.checkpoint.trainer);
+  if (!opened.tokenizerProblem.empty())
+    throw CliError("--" + textFlag + " needs the folder's tokenizer (" + opened.tokenizerProblem + "); give --ids 1,2,3");
+  std::vector<int> ids;
+  if (std::string why = hf::encodeForModel(opened.hfVocabulary, args.required(textFlag), opened.model().config().vocab, ids); !why.empty())
+    throw CliError("--" + textFlag + ": " + why);
+  return ids;
 }
 
 }  // namespace attnlab::cli

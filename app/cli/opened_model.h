@@ -1,6 +1,7 @@
 #pragma once
 // The model a command's --model names: a lab checkpoint (with its task and vocabulary) or a
-// Hugging Face folder (engine/hf), whose tokens are given as ids (--ids 1,2,3) and labelled by id.
+// Hugging Face folder (engine/hf), whose text goes through the folder's tokenizer (labels are its
+// display forms); a folder without tokenizer files takes ids (--ids 1,2,3), labelled by id.
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,11 +17,12 @@ struct OpenedModel {
   LoadedCheckpoint checkpoint;  // trainer null for a Hugging Face folder
   std::unique_ptr<Model> hfModel;
   hf::HfModelInfo hfInfo;
-  Vocabulary idLabels;  // "0", "1", ... for a Hugging Face model
+  Vocabulary hfVocabulary;     // the folder's tokenizer, or "0", "1", ... when it has none
+  std::string tokenizerProblem;  // why the folder's tokenizer did not load ("" when it did)
 
   bool isHf() const { return hfModel != nullptr; }
   const Model& model() const { return isHf() ? *hfModel : checkpoint.trainer->model(); }
-  const Vocabulary& vocabulary() const { return isHf() ? idLabels : checkpoint.trainer->task().vocabulary(); }
+  const Vocabulary& vocabulary() const { return isHf() ? hfVocabulary : checkpoint.trainer->task().vocabulary(); }
   int threads() const { return isHf() ? 2 : checkpoint.config.train.threads; }
 };
 
@@ -31,7 +33,7 @@ FlagSpec idsFlag();  // --ids 1,2,3
 // The ids of --ids, each checked against the vocabulary size; throws CliError naming a bad entry.
 std::vector<int> idsFlagValue(const Args& args, int vocab);
 // The tokens of --<textFlag> (the checkpoint's vocabulary) or --ids; exactly one must be given
-// (a Hugging Face model takes --ids until its tokenizer is read).
+// (a Hugging Face model's text gets the BOS its tokenizer files ask for).
 std::vector<int> tokensFrom(const Args& args, const OpenedModel& opened, const std::string& textFlag);
 
 }  // namespace attnlab::cli

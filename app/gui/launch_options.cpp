@@ -50,6 +50,10 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                    QStringLiteral("Open presets side by side in a comparison window (2 to 4, comma separated); "
                                                   "--view then names the view every run shows."),
                                    QStringLiteral("PRESET,PRESET[,...]"));
+  const QCommandLineOption model(QStringLiteral("model"),
+                                 QStringLiteral("Open a Hugging Face model folder (config.json + model.safetensors) instead of an "
+                                                "experiment; with --quit-after-steps (any N, 0 too) the capture shows its probe."),
+                                 QStringLiteral("DIR"));
   const QCommandLineOption benchmarkUi(QStringLiteral("benchmark-ui"),
                                        QStringLiteral("Train --steps steps (default 20) measuring the UI thread's timer latency, then "
                                                       "time heatmap redraws; print a table and exit."));
@@ -65,7 +69,7 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                        QStringLiteral("DIR"));
   const QCommandLineOption presenter(QStringLiteral("presenter"), QStringLiteral("Start in presenter mode (full screen, large text, high contrast)."));
   parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare, benchmarkUi, benchmarkOut,
-                     tours, tour, check, screenshots, presenter});
+                     tours, tour, check, screenshots, presenter, model});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -130,7 +134,15 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   }
   if (parser.isSet(view) && (out.view = viewKindIndex(parser.value(view))) < 0)
     return QStringLiteral("--view needs one of %1, got '%2'").arg(viewKindIds().join(QStringLiteral(", ")), parser.value(view));
-  if (parser.isSet(quitAfter) && !parsePositive(parser.value(quitAfter), out.quitAfterSteps))
+  out.modelDir = parser.value(model);
+  if (!out.modelDir.isEmpty() && (parser.isSet(compare) || out.benchmarkUi))
+    return QStringLiteral("--model opens one model in the main window; it does not go with --compare or --benchmark-ui");
+  out.captureOpened = !out.modelDir.isEmpty() && parser.isSet(quitAfter);
+  if (out.captureOpened) {
+    bool ok = false;
+    if (parser.value(quitAfter).toInt(&ok) < 0 || !ok)
+      return QStringLiteral("--quit-after-steps needs a whole number, got '%1'").arg(parser.value(quitAfter));
+  } else if (parser.isSet(quitAfter) && !parsePositive(parser.value(quitAfter), out.quitAfterSteps))
     return QStringLiteral("--quit-after-steps needs a positive whole number, got '%1'").arg(parser.value(quitAfter));
   out.screenshotFile = parser.value(screenshot);
   if (parser.isSet(layer) && (!parsePositive(parser.value(layer), out.layer) || out.layer-- > out.config.model.n_layers))

@@ -22,6 +22,8 @@ struct LaunchOptions {
   // --compare A,B[,C,D]: the presets (with --set and --steps applied) to open side by side in a
   // comparison window instead of the main window.
   std::vector<ExperimentConfig> compare;
+  QString modelDir;            // --model DIR: a Hugging Face model folder to open
+  bool captureOpened = false;  // --model with --quit-after-steps: capture once its probe shows, then exit
   bool benchmarkUi = false;   // --benchmark-ui: measure the UI thread while training (ui_benchmark.h), then exit
   int benchmarkSteps = 20;    // --steps, when given, else 20
   QString benchmarkOut;       // --out FILE: the benchmark's figures as JSON

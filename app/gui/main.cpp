@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   if (options.benchmarkUi) return attnlab::runUiBenchmark(window, {options.benchmarkSteps, 50, options.benchmarkOut});
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && !options.tourCheck) {  // pictures show the plain default layout
     window.restoreLayout();
-    if (!options.experimentChosen) window.restoreLastExperiment();
+    if (!options.experimentChosen && options.modelDir.isEmpty()) window.restoreLastExperiment();
   }
   if (options.view >= 0) window.showView(options.view);
   window.show();
@@ -98,13 +98,18 @@ int main(int argc, char** argv) {
     if (options.tourCheck) attnlab::startTourCheck(window, tour, options.tourScreenshots);
     else window.tourPanel()->startTour(tour);
   }
-  if (options.quitAfterSteps > 0) {
+  if (options.quitAfterSteps > 0 || options.captureOpened) {
     QObject::connect(&window, &attnlab::MainWindow::captureFinished, &app, [](bool saved, const QString& message) {
       std::fprintf(saved ? stdout : stderr, "attnlab: %s\n", qPrintable(message));
       QCoreApplication::exit(saved ? 0 : 1);
     });
+  }
+  if (options.captureOpened) {
+    window.captureWhenOpened(options.screenshotFile, options.exportFile);
+  } else if (options.quitAfterSteps > 0) {
     window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile, options.exportFile);
     window.startTraining();
   }
+  if (!options.modelDir.isEmpty()) window.openModelFolder(options.modelDir);
   return app.exec();
 }

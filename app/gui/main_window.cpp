@@ -35,6 +35,7 @@
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "presenter_mode.h"
+#include "model_opener.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
 #include "tour_panel.h"
@@ -88,7 +89,8 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       attention_(new AttentionMapModel(this)),
       selection_(new HeadSelection(attention_, this)),
       panel_(new ExperimentPanel(this)),
-      files_(new ExperimentFiles(*session_, this)) {
+      files_(new ExperimentFiles(*session_, this)),
+      opener_(new ModelOpener(this)) {
   tours_ = new TourPanel(this);
   buildActions();
   buildCentralArea();
@@ -111,6 +113,8 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   showDocumentState();
 
   connect(session_, &TrainingSession::stateChanged, this, &MainWindow::showState);
+  connect(opener_, &ModelOpener::opened, this, &MainWindow::showOpenedModel);
+  connect(opener_, &ModelOpener::refused, this, &MainWindow::refuseModel);
   connect(session_, &TrainingSession::cleared, this, &MainWindow::clearResults);
   connect(session_, &TrainingSession::lossPointsAdded, history_, &LossHistoryModel::append);
   connect(session_, &TrainingSession::progressed, this, &MainWindow::showProgress);
@@ -176,6 +180,8 @@ void MainWindow::buildFileMenu() {
   QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open Experiment\u2026"), files_,
                                   &ExperimentFiles::openWithDialog);
   open->setShortcut(QKeySequence::Open);
+  file->addAction(tr("Open &Model…"), this, &MainWindow::openModelWithDialog)
+      ->setStatusTip(tr("Open a pretrained model (GPT-2, Llama, Qwen2, Pythia) from the Hugging Face cache or a folder"));
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
   fillRecentMenu();
@@ -401,6 +407,11 @@ bool MainWindow::startFresh(int pauseAtStep) {
     statusBar()->showMessage(tr("Cannot train: %1").arg(why));
     return false;
   }
+  if (session_->hasOpenedModel() &&
+      QMessageBox::question(this, tr("Train"),
+                            tr("Training an opened model is not available yet. Close it and train the experiment in the panel?"),
+                            QMessageBox::Yes | QMessageBox::Cancel) != QMessageBox::Yes)
+    return false;
   if (!files_->confirmDiscard(tr("training a new model"))) return false;
   if (panel_->hasChanges()) {
     config_ = edited;
@@ -534,8 +545,9 @@ void MainWindow::showProgress(const ProgressSnapshot& p) {
 
 void MainWindow::showTrace(const std::shared_ptr<const TraceSnapshot>& trace) {
   attention_->setTrace(trace);
-  if (capture_.step > 0 && trace->step >= capture_.step) {
+  if ((capture_.step > 0 && trace->step >= capture_.step) || (capture_.whenOpened && session_->hasOpenedModel())) {
     capture_.step = 0;
+    capture_.whenOpened = false;
     QTimer::singleShot(kCaptureSettleMs, this, &MainWindow::saveCapture);
   }
 }

@@ -26,6 +26,8 @@ class TourPanel;
 class ExperimentFiles;
 class ExperimentPanel;
 class LossHistoryModel;
+class ModelOpener;
+struct OpenedHfModel;
 class ProbeEditor;
 class RunFolderWatcher;
 class SelectionBar;
@@ -80,6 +82,14 @@ class MainWindow : public QMainWindow {
   // view to `exportFile` (if not empty; PNG, SVG or CSV by its suffix) and emits captureFinished.
   void captureAfterSteps(int steps, const QString& file, const QString& exportFile = {});
 
+  // Opening a Hugging Face model folder instead of training an experiment (main_window_models.cpp):
+  // File > Open Model's dialog, and the load itself (on a worker; a refusal is a message box and
+  // keeps the current experiment). captureWhenOpened: as captureAfterSteps, once the model's probe shows.
+  void openModelWithDialog();
+  void openModelFolder(const QString& dir);
+  void captureWhenOpened(const QString& file, const QString& exportFile = {});
+  ModelOpener& modelOpener() { return *opener_; }
+
  signals:
   void captureFinished(bool saved, const QString& message);
 
@@ -108,6 +118,8 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void clearResults();
   void saveCapture();
+  void showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened);
+  void refuseModel(const QString& dir, const QString& message);
 
   ExperimentConfig config_;
   QString presetName_;
@@ -120,6 +132,7 @@ class MainWindow : public QMainWindow {
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
   RunFolderWatcher* watcher_ = nullptr;  // File > Watch Run Folder
+  ModelOpener* opener_ = nullptr;
   QAction* trainAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stepAction_ = nullptr;
@@ -140,6 +153,7 @@ class MainWindow : public QMainWindow {
     int step = 0;  // 0: no capture requested
     QString file;
     QString exportFile;
+    bool whenOpened = false;  // capture the first trace of an opened model instead
   } capture_;
 };
 

@@ -1,0 +1,63 @@
+// MainWindow's part in opening a Hugging Face model (model_opener.h does the loading): the
+// session shows the opened model in every view; the experiment panel keeps the experiment that
+// Train would build.
+#include <QDir>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QStatusBar>
+
+#include "experiment_files.h"
+#include "experiment_panel.h"
+#include "hf/hf_cache.h"
+#include "main_window.h"
+#include "model_opener.h"
+#include "open_model_dialog.h"
+
+namespace attnlab {
+
+void MainWindow::openModelWithDialog() {
+  OpenModelDialog dialog(QString::fromStdString(hf::hfCacheRoot()), this);
+  if (dialog.exec() != QDialog::Accepted || dialog.chosenFolder().isEmpty()) return;
+  openModelFolder(dialog.chosenFolder());
+}
+
+void MainWindow::openModelFolder(const QString& dir) {
+  statusBar()->showMessage(tr("Opening %1\u2026").arg(QDir::toNativeSeparators(dir)));
+  opener_->open(dir);
+}
+
+void MainWindow::captureWhenOpened(const QString& file, const QString& exportFile) {
+  capture_ = {0, file, exportFile, true};
+}
+
+void MainWindow::showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened) {
+  if (!files_->confirmDiscard(tr("opening a model"))) return;
+  const QString description = ModelOpener::describe(*opened);
+  session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe);
+  files_->startedNew(QDir(QString::fromStdString(opened->info.dir)).dirName());
+  experimentLabel_->setText(description);
+  experimentLabel_->setToolTip(QDir::toNativeSeparators(QString::fromStdString(opened->info.dir)));
+  setWindowTitle(tr("%1 \u2014 Attention Lab").arg(description.section(QStringLiteral(" \u00b7 "), 0, 0)));
+  progress_->setFormat(tr("opened model: no training"));
+  panel_->hide();  // it holds the experiment Train would build, not the opened model (View menu shows it again)
+  statusBar()->showMessage(tr("Opened. Edit the probe above the views."), 10000);
+}
+
+void MainWindow::refuseModel(const QString& dir, const QString& message) {
+  statusBar()->showMessage(message);
+  if (capture_.whenOpened) {
+    capture_.whenOpened = false;
+    emit captureFinished(false, message);
+    return;
+  }
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("Open Model"),
+                              dir.isEmpty() ? message : tr("Could not open %1").arg(QDir::toNativeSeparators(dir)), QMessageBox::Ok,
+                              this);
+  if (!dir.isEmpty()) box->setInformativeText(message);
+  box->setObjectName(QStringLiteral("openModelRefusal"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+}
+
+}  // namespace attnlab
