@@ -60,6 +60,14 @@ class TestLongSequenceGradients : public QObject {
   }
   void everyVariantOnALongSequence() {
     QFETCH(QString, variant);
+    if (variant == "l1_score")  // visible as a skip, with the reason
+      QSKIP("l1_score's |P q - P k| has kinks that central differences straddle on 71 tokens; its gradients are "
+            "checked on short sequences in test_mechanism_variants");
+    // Content-free variants do not read W_q, W_k: their gradient must be exactly zero instead.
+    const bool contentFree = variant == "static_map" || variant == "no_mixing";
+    const auto unread = [&](const std::string& name) {
+      return contentFree && (name.find(".attn.wq.") != std::string::npos || name.find(".attn.wk.") != std::string::npos);
+    };
     const ModelConfig config = longConfig(variant.toStdString());
     Model model(config, 7);
     testing::randomiseParams(model, 11);
@@ -81,6 +89,10 @@ class TestLongSequenceGradients : public QObject {
 
     double worstNoise = 0, worstRelative = 0;
     for (auto& p : model.params().all()) {
+      if (unread(p->name)) {
+        if (!p->grad.isZero(0)) QFAIL(qPrintable(variant + ": " + QString::fromStdString(p->name) + " is not read but has a gradient"));
+        continue;
+      }
       const Eigen::Index n = p->value.size(), stride = std::max<Eigen::Index>(1, n / 24);
       double diff = 0, norm = 0;
       for (Eigen::Index i = 0; i < n; i += stride) {
