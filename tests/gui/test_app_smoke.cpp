@@ -270,7 +270,9 @@ class AppSmokeTest : public QObject {
       if (action->text() == QStringLiteral("&User guide")) guide = action;
     QVERIFY(guide);
     guide->trigger();
-    auto* browser = window.findChild<QTextBrowser*>();
+    QTextBrowser* browser = nullptr;  // the guide's own window (the tour dock has a browser too)
+    for (QTextBrowser* b : window.findChildren<QTextBrowser*>())
+      if (b->window() != &window) browser = b;
     QVERIFY(browser);
     const QString text = browser->toPlainText();
     for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Head lines", "Head table", "log"})

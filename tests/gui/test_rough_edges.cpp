@@ -114,7 +114,9 @@ class RoughEdgesTest : public QObject {
     for (const QString id : {QStringLiteral("kv"), QStringLiteral("spectra")}) {
       window.showView(id);
       guide->trigger();
-      auto* browser = window.findChild<QTextBrowser*>();
+      QTextBrowser* browser = nullptr;  // the guide's own window (the tour dock has a browser too)
+    for (QTextBrowser* b : window.findChildren<QTextBrowser*>())
+      if (b->window() != &window) browser = b;
       QVERIFY(browser);
       QCOMPARE(browser->textCursor().block().text(), viewKinds()[viewKindIndex(id)].guideSection);
       QVERIFY(browser->verticalScrollBar()->value() > 0);  // scrolled down to it
