@@ -92,6 +92,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
       files_(new ExperimentFiles(*session_, this)),
       opener_(new ModelOpener(this)) {
   tours_ = new TourPanel(this);
+  watcher_ = new RunFolderWatcher(*files_, this);  // before the File menu, which connects to it
   buildActions();
   buildCentralArea();
   buildViewMenus();
@@ -106,7 +107,6 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   files_->startedNew(QString::fromStdString(config_.name));
   connect(panel_, &ExperimentPanel::applyRequested, this, &MainWindow::applyExperiment);
   connect(files_, &ExperimentFiles::opened, this, &MainWindow::showOpened);
-  watcher_ = new RunFolderWatcher(*files_, this);
   connect(watcher_, &RunFolderWatcher::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(files_, &ExperimentFiles::documentChanged, this, &MainWindow::showDocumentState);
   connect(files_, &ExperimentFiles::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
