@@ -16,7 +16,12 @@ if installed; then
   echo "install_peers: already installed in $peers_dir"
   exit 0
 fi
-command -v npm >/dev/null || { echo "install_peers: npm is not installed (apt-get install -y npm)" >&2; exit 1; }
+# Debian's nodejs comes without npm (images with NodeSource's nodejs have it already).
+if ! command -v npm >/dev/null; then
+  as_root=(); [[ $EUID -eq 0 ]] || as_root=(sudo)
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y npm >&2 ||
+    { echo "install_peers: npm is not installed and apt-get could not install it" >&2; exit 1; }
+fi
 mkdir -p "$peers_dir"
 [[ -f "$peers_dir/package.json" ]] || echo '{"name":"attnlab-peers","private":true}' >"$peers_dir/package.json"
 npm install --prefix "$peers_dir" --no-audit --no-fund --loglevel=error "${packages[@]}"
