@@ -30,6 +30,7 @@
 #include "head_selection.h"
 #include "kv_cache_model.h"
 #include "kv_occupancy_raster.h"
+#include "kv/eviction_policy.h"
 #include "kv_study_report.h"
 #include "palette.h"
 
@@ -60,6 +61,7 @@ QString cellStateKey(CellState s) {
     case CellState::NotYet: return QStringLiteral("not_yet");
     case CellState::Live: return QStringLiteral("live");
     case CellState::Sink: return QStringLiteral("sink");
+    case CellState::KeptRecent: return QStringLiteral("kept_recent");
     case CellState::KeptByGate: return QStringLiteral("kept_by_gate");
     case CellState::EvictedNow: return QStringLiteral("evicted_now");
     case CellState::EvictedEarlier: return QStringLiteral("evicted_earlier");
@@ -288,12 +290,12 @@ void KvCacheView::run() {
   const std::string scope = scope_->currentText().toStdString();
   const std::string budget = budget_->text().trimmed().toStdString();
   const std::string main = policy_->currentText().toStdString();
-  request.runs.push_back({main, main == "full" ? std::string() : budget, scope});
+  request.runs.push_back({main, isDenseReferencePolicy(main) ? std::string() : budget, scope});
   for (QAction* action : compare_->menu()->actions()) {
     if (!action->isChecked() || action->text() == policy_->currentText()) continue;
     const std::string name = action->text().toStdString();
-    // at the same budget; full never takes one, and under the matched protocol the counts replace it
-    request.runs.push_back({name, name == "full" || request.matched ? std::string() : budget, scope});
+    // at the same budget; the dense reference never takes one, and under the matched protocol the counts replace it
+    request.runs.push_back({name, isDenseReferencePolicy(name) || request.matched ? std::string() : budget, scope});
   }
   message_->setStyleSheet({});
   if (!model_->result()) message_->setText(tr("generating..."));
@@ -463,7 +465,7 @@ void KvCacheView::redrawCharts() {
     const QString name = QString::fromStdString(run.label());
     // earlier runs drawn wider, so a run that keeps the same counts as another still shows beneath it
     QPen pen(categoryColor(static_cast<int>(i)), 1.5 + static_cast<double>(r.runs.size() - 1 - i));
-    if (run.spec.policy == "full") pen.setStyle(Qt::DashLine);
+    if (run.dense) pen.setStyle(Qt::DashLine);
     auto* live = new QLineSeries;
     auto* bytes = new QLineSeries;
     auto* loss = new QLineSeries;

@@ -44,6 +44,7 @@ QColor KvOccupancyRaster::stateColour(CellState state) {
     case CellState::NotYet: return QColor(0xf3, 0xf3, 0xf3);
     case CellState::Live: return QColor(0x2f, 0x6f, 0xc4);
     case CellState::Sink: return QColor(0x7b, 0x3f, 0xa8);
+    case CellState::KeptRecent: return QColor(0x5f, 0xa8, 0xe0);
     case CellState::KeptByGate: return QColor(0x1f, 0x9a, 0x5a);
     case CellState::EvictedNow: return ruleColour(0);
     case CellState::EvictedEarlier: return QColor(0xf1, 0xd9, 0xd3);
@@ -61,6 +62,7 @@ QString KvOccupancyRaster::stateName(CellState state) {
     case CellState::NotYet: return tr("not yet generated");
     case CellState::Live: return tr("live");
     case CellState::Sink: return tr("sink (always kept)");
+    case CellState::KeptRecent: return tr("recent window (always kept)");
     case CellState::KeptByGate: return tr("kept by the learned gate");
     case CellState::EvictedNow: return tr("evicted at this step");
     case CellState::EvictedEarlier: return tr("evicted earlier");
@@ -80,9 +82,9 @@ const HeadRaster& KvOccupancyRaster::raster() const { return result_->record.ras
 std::vector<KvOccupancyRaster::LegendItem> KvOccupancyRaster::legendItems() const {
   std::vector<LegendItem> items;
   if (!hasRaster()) return items;
-  bool seen[6] = {};
+  bool seen[7] = {};
   for (CellState s : raster().cells) seen[static_cast<int>(s)] = true;
-  for (CellState s : {CellState::Live, CellState::Sink, CellState::KeptByGate, CellState::EvictedEarlier, CellState::NotYet})
+  for (CellState s : {CellState::Live, CellState::Sink, CellState::KeptRecent, CellState::KeptByGate, CellState::EvictedEarlier, CellState::NotYet})
     if (seen[static_cast<int>(s)]) items.push_back({stateColour(s), stateName(s)});
   const OccupancyRun& run = result_->record.runs[run_];
   for (size_t i = 0; i < run.rules.size(); ++i)

@@ -29,8 +29,8 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   const int L = model.config().n_layers;
   if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !matched)
     throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget (a count such as 32 or a ratio such as 25%)");
-  if (policyName_ == "full" && (budget_.kind != Budget::Kind::unlimited || matched))
-    throw std::invalid_argument("eviction policy 'full' keeps every entry and takes no budget");
+  if (policy_->isDenseReference() && (budget_.kind != Budget::Kind::unlimited || matched))
+    throw std::invalid_argument("eviction policy '" + policyName_ + "' keeps every entry and takes no budget");
   caches_.resize(L);
   states_.resize(L);
   angleSums_.resize(L);
@@ -152,6 +152,8 @@ void Decoder::evict(int l, const std::vector<int>* exactCounts) {
     occ.kvHead = kvh;
     for (int i = 0; i < hc.size(); ++i)
       if (!d.keep[i]) occ.evicted.push_back({hc.positions[i], policyName_ + ": " + (d.dropped[i] ? policy_->dropRule() : policy_->budgetRule())});
+    for (int i = 0; i < hc.size(); ++i)
+      if (d.keep[i]) occ.liveAs.push_back(d.protect[i] ? policy_->protectedAs() : policy_->scoredAs());
     if (!occ.evicted.empty()) hc.compact(d.keep);
     occ.live = hc.positions;
     occ.bytes = cache_.bytes(l, kvh);

@@ -90,6 +90,7 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
     policy.score(views[h], score, protect);
     out[h].keep.assign(n, 0);
     out[h].dropped.assign(n, 0);
+    out[h].protect = protect;
     for (int i = 0; i < n; ++i) out[h].dropped[i] = std::isinf(score[i]) && score[i] < 0 && !protect[i];
     if (!shared && n <= views[h].budget) {  // all fit: keepBest would keep each that may stay
       for (int i = 0; i < n; ++i) out[h].keep[i] = exact || !out[h].dropped[i];
@@ -106,6 +107,11 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
   }
   if (shared) keepBest(pool, sharedBudget);
   return out;
+}
+
+bool isDenseReferencePolicy(const std::string& name) {
+  const auto policy = EvictionPolicyRegistry::instance().create(name);
+  return policy && policy->isDenseReference();
 }
 
 std::unique_ptr<EvictionPolicy> makeEvictionPolicy(const std::string& name, const Settings& settings, const ModelConfig& model) {

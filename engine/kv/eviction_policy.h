@@ -56,14 +56,21 @@ class EvictionPolicy {
   // Why an entry left: over budget (its score lost), or scored -inf.
   virtual std::string budgetRule() const = 0;
   virtual std::string dropRule() const { return budgetRule(); }
+  // What the entries it protects are, and what its score measures, so that no caller needs the
+  // policy's name to explain a kept entry.
+  virtual KeptAs protectedAs() const { return KeptAs::recent; }
+  virtual KeptAs scoredAs() const { return KeptAs::score; }
+  // The dense reference: keeps every entry and takes no budget.
+  virtual bool isDenseReference() const { return false; }
 };
 
 using EvictionPolicyRegistry = Registry<EvictionPolicy>;
 
-// What one KV head keeps after a step: keep[i] for each live entry, and dropped[i] when the
-// policy's rule removed it whatever the budget (scored -inf and not protected).
+// What one KV head keeps after a step: keep[i] for each live entry, dropped[i] when the
+// policy's rule removed it whatever the budget (scored -inf and not protected), and protect[i]
+// as the policy marked it.
 struct KeepDecision {
-  std::vector<char> keep, dropped;
+  std::vector<char> keep, dropped, protect;
 };
 // Asks the policy for every head's scores, then keeps per head its view.budget best entries:
 // protected first, then entries that may stay, then the highest score (NaN lowest), then the most
@@ -71,6 +78,10 @@ struct KeepDecision {
 // pooled: the layer's heads compete for the sum of their budgets (a per-layer budget).
 // exact: each head keeps exactly its budget (the matched protocol), even entries scored -inf.
 std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<HeadView>& views, bool pooled, bool exact);
+
+// Whether the registered policy `name` is the dense reference (false for an unknown name): callers
+// that only hold a name (a picker, a study's list) ask here instead of comparing names.
+bool isDenseReferencePolicy(const std::string& name);
 
 // The named policy, configured. Throws std::invalid_argument with a one-line reason on an unknown
 // name or a bad setting.

@@ -5,6 +5,7 @@
 // after eviction. Plus the step record a KV-occupancy view draws: per layer and head which
 // positions are live, which were evicted this step and by which rule, and the bytes held.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,15 @@ struct Eviction {
   std::string rule;  // e.g. "window: older than the most recent B", "learned_gate: g < threshold"
 };
 
+// Why a live entry stays, as the KV view names it: by its score, or protected as one of the
+// first positions (sinks) or the recent window, or kept by the score of a learned gate.
+enum class KeptAs : uint8_t { score, sink, recent, gate };
+
 // One layer and KV head after a decoding step.
 struct HeadOccupancy {
   int layer = 0, kvHead = 0;
   std::vector<int> live;           // positions held after this step's eviction
+  std::vector<KeptAs> liveAs;      // [live] why each stays
   std::vector<Eviction> evicted;   // positions removed in this step
   size_t bytes = 0;
 };

@@ -20,7 +20,7 @@ std::string validateStudy(const LiveCacheStudySettings& s) {
   for (double r : s.budget_ratios)
     if (!(r > 0 && r <= 1)) return "every sweep budget must be a share in (0%, 100%]";
   for (const auto& p : s.sweep_policies)
-    if (!EvictionPolicyRegistry::instance().find(p) || p == "full")
+    if (!EvictionPolicyRegistry::instance().find(p) || isDenseReferencePolicy(p))
       return "sweep policy '" + p + "' is not an eviction policy with a budget (known: " + EvictionPolicyRegistry::instance().names() + ")";
   ExperimentConfig probe;
   probe.model.d_model = s.d_model;

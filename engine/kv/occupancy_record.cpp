@@ -11,11 +11,14 @@ namespace attnlab {
 
 namespace {
 
-// A policy setting's default (sinks of streaming_llm, keep_recent of learned_gate), 0 if absent.
-int settingDefault(const EvictionPolicy& policy, const std::string& key) {
-  for (const SettingSpec& s : policy.settingSpecs())
-    if (s.key == key) return static_cast<int>(s.defaultValue);
-  return 0;
+CellState liveState(KeptAs why) {
+  switch (why) {
+    case KeptAs::sink: return CellState::Sink;
+    case KeptAs::recent: return CellState::KeptRecent;
+    case KeptAs::gate: return CellState::KeptByGate;
+    case KeptAs::score: break;
+  }
+  return CellState::Live;
 }
 
 double nextTokenLoss(const Mat& logits, int target) {
@@ -26,8 +29,7 @@ double nextTokenLoss(const Mat& logits, int target) {
 }
 
 // Writes row `step` of every head's raster from the decoder's record after that step.
-void recordStep(const Decoder& decoder, const OccupancyRecord& shape, int step, int sinks, int keepRecent, const std::string& policy,
-                OccupancyRun& run) {
+void recordStep(const Decoder& decoder, const OccupancyRecord& shape, int step, OccupancyRun& run) {
   const StepRecord& r = decoder.record();
   for (const HeadOccupancy& h : r.heads) {
     HeadRaster& raster = run.heads[static_cast<size_t>(h.layer) * shape.kvHeads + h.kvHead];
@@ -39,12 +41,7 @@ void recordStep(const Decoder& decoder, const OccupancyRecord& shape, int step, 
       row[e.position] = CellState::EvictedNow;
       raster.rule[shape.cell(step, e.position)] = static_cast<uint8_t>(at - run.rules.begin());
     }
-    for (int p : h.live) {
-      CellState state = CellState::Live;
-      if (policy == "streaming_llm" && p < sinks) state = CellState::Sink;
-      if (policy == "learned_gate" && p <= step - keepRecent) state = CellState::KeptByGate;
-      row[p] = state;
-    }
+    for (size_t i = 0; i < h.live.size(); ++i) row[h.live[i]] = liveState(h.liveAs[i]);
     if (!raster.gate.empty()) {
       const HeadCache& cache = decoder.cache().head(h.layer, h.kvHead);
       for (int i = 0; i < cache.size(); ++i) raster.gate[shape.cell(step, cache.positions[i])] = cache.gate(i);
@@ -87,9 +84,9 @@ OccupancyRecord recordOccupancy(const Model& model, const OccupancyRequest& requ
     Budget budget;
     if (!spec.budget.empty())
       if (std::string why = parseBudget(spec.budget, spec.scope, budget); !why.empty()) throw std::invalid_argument(why);
-    const bool follow = request.matched && i > 0 && spec.policy != "full";
     std::unique_ptr<EvictionPolicy> policy = makeEvictionPolicy(spec.policy, {}, config);
-    const int sinks = settingDefault(*policy, "sinks"), keepRecent = settingDefault(*policy, "keep_recent");
+    const bool dense = policy->isDenseReference();
+    const bool follow = request.matched && i > 0 && !dense;
     Decoder decoder(model, std::move(policy), spec.policy, follow ? Budget{} : budget, follow);
     if (out.cachesLayer.empty()) {
       out.bytesPerEntry = decoder.cache().bytesPerEntry();
@@ -99,8 +96,9 @@ OccupancyRecord recordOccupancy(const Model& model, const OccupancyRequest& requ
     OccupancyRun run;
     run.spec = spec;
     run.matched = follow;
+    run.dense = dense;
     run.budget = follow                  ? "matched to " + request.runs[0].policy
-                 : spec.budget.empty()   ? (spec.policy == "full" ? "keeps all" : "no budget")
+                 : spec.budget.empty()   ? (dense ? "keeps all" : "no budget")
                                          : budget.describe();
     run.heads.resize(perStep);
     for (int l = 0; l < out.layers; ++l) {
@@ -127,7 +125,7 @@ OccupancyRecord recordOccupancy(const Model& model, const OccupancyRequest& requ
         run.loss[t] = nextTokenLoss(logits, request.targets[t]);
       if (t + 1 >= P && static_cast<int>(run.tokens.size()) < out.steps)
         run.tokens.push_back(static_cast<int>(std::max_element(logits.data(), logits.data() + logits.cols()) - logits.data()));
-      recordStep(decoder, out, t, sinks, keepRecent, spec.policy, run);
+      recordStep(decoder, out, t, run);
     }
     out.runs.push_back(std::move(run));
   }

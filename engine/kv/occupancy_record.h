@@ -29,7 +29,7 @@ struct OccupancyRequest {
   bool matched = false;      // later runs replay runs[0]'s live counts ('full' always keeps everything)
 };
 
-enum class CellState : uint8_t { NotYet, Live, Sink, KeptByGate, EvictedNow, EvictedEarlier };
+enum class CellState : uint8_t { NotYet, Live, Sink, KeptRecent, KeptByGate, EvictedNow, EvictedEarlier };
 
 // One layer and KV head of one run: a steps x steps raster, row = step, column = position.
 struct HeadRaster {
@@ -42,6 +42,7 @@ struct OccupancyRun {
   OccupancyRunSpec spec;
   std::string budget;         // as applied: "4 per head", "keeps all" (full), "no budget", "matched to h2o"
   bool matched = false;       // followed the first run's live counts
+  bool dense = false;         // the policy is the dense reference (keeps everything)
   std::vector<int> tokens;    // [steps] fed at each step: the prompt, then this run's own greedy tokens
   std::vector<std::string> rules;   // every eviction rule this run applied ("window: older than ...")
   std::vector<HeadRaster> heads;    // [layer * kvHeads + kvHead]; empty rasters for layers without a cache

@@ -137,6 +137,26 @@ class TestKvCacheModel : public QObject {
     }
   }
 
+  // H2O protects a recent window of floor(0.5 B) entries: those are marked as such, the heavy
+  // hitters it keeps by score as plain live entries.
+  void h2oMarksItsRecentWindow() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"h2o", "6", "head"}}));
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& r = result->record;
+    const HeadRaster& h = r.raster(0, 1, 2);
+    const int last = r.steps - 1;
+    int recent = 0, live = 0;
+    for (int p = 0; p <= last; ++p) {
+      const CellState c = h.cells[r.cell(last, p)];
+      if (p > last - 3) QCOMPARE(int(c), int(CellState::KeptRecent));
+      recent += c == CellState::KeptRecent;
+      live += c == CellState::Live;
+    }
+    QCOMPARE(recent, 3);
+    QCOMPARE(live, 3);
+  }
+
   void matchedRunsKeepTheReferenceCounts() {
     KvCacheModel model;
     const auto result = runToEnd(model, request({{"h2o", "30%", "layer"}, {"window", "", "head"}, {"k_norm", "", "head"}}, true));

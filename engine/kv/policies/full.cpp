@@ -10,6 +10,7 @@ class FullPolicy : public EvictionPolicy {
   bool needsBudget() const override { return false; }
   void score(const HeadView&, std::vector<float>&, std::vector<char>&) override {}
   std::string budgetRule() const override { return "never evicts"; }
+  bool isDenseReference() const override { return true; }
 };
 
 ATTNLAB_REGISTER(EvictionPolicyRegistry, "full", "keep every entry (the dense reference)", [] { return std::make_unique<FullPolicy>(); });

@@ -32,6 +32,7 @@ class LearnedGatePolicy : public EvictionPolicy {
   }
   std::string budgetRule() const override { return "lowest gate g (top-B)"; }
   std::string dropRule() const override { return "gate g below the threshold"; }
+  KeptAs scoredAs() const override { return KeptAs::gate; }
 
  private:
   float threshold_ = 0.5f;

@@ -20,6 +20,7 @@ class StreamingLlmPolicy : public EvictionPolicy {
     }
   }
   std::string budgetRule() const override { return "neither a sink nor among the most recent B - s"; }
+  KeptAs protectedAs() const override { return KeptAs::sink; }
 
  private:
   int sinks_ = 4;
