@@ -108,15 +108,35 @@ float AttentionMapModel::maxWeight(int layer, int head) const {
   return top;
 }
 
+void AttentionMapModel::setEvictions(std::shared_ptr<const KvCacheResult> result, int run) {
+  if (result && (run < 0 || run >= static_cast<int>(result->record.runs.size()))) result.reset();
+  evictions_ = std::move(result);
+  evictionRun_ = run;
+  emit mapChanged();
+}
+
+bool AttentionMapModel::hasEvictions() const {
+  if (!evictions_ || !snapshot_ || evictions_->modelStep != snapshot_->step) return false;  // marks of this model only
+  const OccupancyRecord& r = evictions_->record;
+  const std::vector<int>& probe = snapshot_->trace.tokens;
+  const std::vector<int>& fed = r.runs[evictionRun_].tokens;
+  return !probe.empty() && static_cast<int>(probe.size()) <= r.promptLength && std::equal(probe.begin(), probe.end(), fed.begin()) &&
+         layerCount() <= r.layers;
+}
+
+QString AttentionMapModel::evictionLabel() const {
+  return hasEvictions() ? QString::fromStdString(evictions_->record.runs[evictionRun_].label()) : QString();
+}
+
+// Query q (decoding step q) attended over what the cache held after step q - 1's eviction, plus itself.
 bool AttentionMapModel::isEvicted(int layer, int head, int query, int key) const {
-  if (!snapshot_ || layer < 0 || layer >= static_cast<int>(snapshot_->evicted.size())) return false;
-  const auto& heads = snapshot_->evicted[layer];
-  if (head < 0 || head >= static_cast<int>(heads.size())) return false;
-  const HeadTrace* h = this->head(layer, head);
-  const long n = h ? h->weights.rows() : 0;
-  const long index = long(query) * n + key;
-  return query >= 0 && key >= 0 && query < n && key < n && index < static_cast<long>(heads[head].size()) &&
-         heads[head][index];
+  if (!hasEvictions() || query <= 0 || key < 0 || key >= query || head < 0 || head >= headCount(layer)) return false;
+  const OccupancyRecord& r = evictions_->record;
+  if (!r.cachesLayer[layer]) return false;
+  const HeadRaster& raster = r.raster(evictionRun_, layer, head / r.group);
+  if (raster.cells.empty() || query >= r.steps) return false;
+  const CellState s = raster.cells[r.cell(query - 1, key)];
+  return s == CellState::EvictedNow || s == CellState::EvictedEarlier;
 }
 
 // ---- colour scale ------------------------------------------------------------------------------

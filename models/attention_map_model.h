@@ -6,6 +6,7 @@
 #include <QString>
 #include <memory>
 
+#include "kv_cache_model.h"
 #include "snapshots.h"
 
 namespace attnlab {
@@ -27,7 +28,7 @@ class HeadMap {
   bool isMasked(int query, int key) const;   // the key was not visible (score -inf), not merely weight 0
   float maxWeight() const;                   // the largest finite weight (0 without a map)
   QString variant() const;                   // attention variant of the head's layer
-  // The KV-cache hook: true where the snapshot marks (query, key) evicted for this head.
+  // True where the KV cache had evicted `key` when `query` was decoded (AttentionMapModel::setEvictions).
   bool isEvicted(int query, int key) const;
 
  private:
@@ -48,6 +49,13 @@ class AttentionMapModel : public QObject {
 
   void setTrace(std::shared_ptr<const TraceSnapshot> snapshot);
   void clear();
+
+  // Marks, on the maps, the keys that run `run` of a KV-cache generation had evicted when each
+  // query was decoded (the KV view hands over its result). The marks show only while the trace
+  // is of the same model step and its tokens are that generation's prompt; null removes them.
+  void setEvictions(std::shared_ptr<const KvCacheResult> result, int run);
+  bool hasEvictions() const;
+  QString evictionLabel() const;  // the run's policy and budget, e.g. "h2o, 8 per head"
 
   bool hasMap() const;  // some head of the trace has a map
   const TraceSnapshot* snapshot() const { return snapshot_.get(); }
@@ -76,6 +84,8 @@ class AttentionMapModel : public QObject {
 
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;
+  std::shared_ptr<const KvCacheResult> evictions_;
+  int evictionRun_ = 0;
   ColourScale scale_ = ColourScale::Linear;
 };
 

@@ -68,9 +68,6 @@ struct TraceSnapshot {
   int maxProbeLength = 0;  // the model's context
   // The model the trace came from (its head gains applied to the trace too).
   std::shared_ptr<const ModelSnapshot> model;
-  // Hook for the KV-cache policies: [layer][head] row-major [query * T + key], true where the
-  // policy has evicted that key for that query. Empty (nothing evicted) for a plain forward.
-  std::vector<std::vector<std::vector<bool>>> evicted;
 };
 
 }  // namespace attnlab

@@ -241,13 +241,13 @@ void AttentionHeatmapView::paintLegend(QPainter& painter, const Geometry& g) con
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(g.maskedSwatch.right() + kGap, g.maskedSwatch.top() - 2, width(), fm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, tr("masked"));
-  if (model_->snapshot() && !model_->snapshot()->evicted.empty()) {  // a cache policy ran: explain its mark
+  if (model_->hasEvictions()) {  // a cache policy ran on this probe: explain its mark
     const QRect swatch = g.maskedSwatch.translated(0, -fm.height());
     painter.fillRect(swatch, rampColor(0.5));
     markEvicted(painter, swatch);
     painter.setPen(palette().color(QPalette::Text));
     painter.drawText(QRect(swatch.right() + kGap, swatch.top() - 2, width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                     tr("evicted"));
+                     tr("evicted (%1)").arg(model_->evictionLabel()));
   }
 }
 
@@ -274,7 +274,7 @@ QString AttentionHeatmapView::tooltipFor(int query, int key) const {
                      .arg(model_->tokenLabel(key));
   if (shown().isMasked(query, key)) return text + tr("masked: this key is not visible (score \u2212\u221e)");
   text += tr("weight %1\nscore %2").arg(shown().weight(query, key), 0, 'g', 4).arg(shown().score(query, key), 0, 'g', 4);
-  if (shown().isEvicted(query, key)) text += tr("\nevicted by the KV-cache policy");
+  if (shown().isEvicted(query, key)) text += tr("\nevicted from the KV cache before this query (%1)").arg(model_->evictionLabel());
   return text;
 }
 

@@ -147,6 +147,10 @@ KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
     busy_->setVisible(false);
   });
   connect(runPicker_, &QComboBox::currentIndexChanged, this, &KvCacheView::showSelection);
+  // the attention maps mark what the picked run had evicted, while the probe is its prompt
+  connect(runPicker_, &QComboBox::currentIndexChanged, this, [this](int run) {
+    if (attention_) attention_->setEvictions(model_->result(), run);
+  });
   connect(attention_, &AttentionMapModel::mapChanged, this, &KvCacheView::followSnapshot);
   connect(selection_, &HeadSelection::headChanged, this, &KvCacheView::showSelection);
   followSnapshot();
@@ -375,6 +379,7 @@ void KvCacheView::showResult() {
       for (const OccupancyRun& run : result->record.runs) runPicker_->addItem(QString::fromStdString(run.label()));
     runPicker_->setCurrentIndex(previous >= 0 && previous < runPicker_->count() ? previous : 0);
   }
+  if (attention_) attention_->setEvictions(result, runPicker_->currentIndex());
   if (result) {
     const OccupancyRecord& r = result->record;
     QString text = tr("Model at step %1: %2 prompt + %3 generated tokens, %4 bytes per entry (K and V of one KV head).")

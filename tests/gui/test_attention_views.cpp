@@ -118,11 +118,26 @@ class AttentionViewsTest : public QObject {
 
   void evictedCellsCarryTheMarker() {
     auto snapshot = fourTokenTrace(1);
-    snapshot->evicted.assign(1, std::vector<std::vector<bool>>(2, std::vector<bool>(16, false)));
-    snapshot->evicted[0][0][3 * 4 + 1] = true;  // layer 1, head 1, query 3, key 1
+    // a KV-cache generation over these four tokens that evicted key 1 of head 1 at step 2, so
+    // query 3 no longer saw it
+    auto kv = std::make_shared<KvCacheResult>();
+    OccupancyRecord& r = kv->record;
+    r.steps = r.promptLength = 4;
+    r.layers = 1;
+    r.kvHeads = 2;
+    r.cachesLayer = {1};
+    kv->modelStep = snapshot->step;
+    OccupancyRun run;
+    run.spec.policy = "window";
+    run.budget = "2 per head";
+    run.tokens = snapshot->trace.tokens;
+    run.heads.assign(2, HeadRaster{std::vector<CellState>(16, CellState::Live), std::vector<uint8_t>(16, 0), {}});
+    run.heads[0].cells[r.cell(2, 1)] = CellState::EvictedNow;
+    r.runs.push_back(run);
     AttentionMapModel model;
     HeadSelection modelSelection(&model);
     model.setTrace(snapshot);
+    model.setEvictions(kv, 0);
     QVERIFY(modelSelection.shown().isEvicted(3, 1));
     QVERIFY(!modelSelection.shown().isEvicted(3, 2));
     QVERIFY(!model.isEvicted(0, 1, 3, 1));  // another head

@@ -18,6 +18,7 @@
 #include "kv_cache_view.h"
 #include "kv_occupancy_raster.h"
 #include "kv_study_report.h"
+#include "model/workspace.h"
 
 using namespace attnlab;
 
@@ -155,6 +156,44 @@ class TestKvCacheModel : public QObject {
     }
     QCOMPARE(recent, 3);
     QCOMPARE(live, 3);
+  }
+
+  // The KV view hands its result to the attention maps, which mark for each query the keys the
+  // cache no longer held when it was decoded: under a window of 4, query q saw keys q-4 .. q.
+  void attentionMapsMarkWhatTheWindowEvicted() {
+    KvCacheModel kv;
+    const auto result = runToEnd(kv, request({{"window", "4", "head"}}));
+    QVERIFY2(result, qPrintable(kv.message()));
+    auto trace = std::make_shared<TraceSnapshot>();
+    trace->model = tinySnapshot();
+    trace->step = trace->model->step;
+    trace->trace.tokens = kPrompt;
+    Workspace ws;
+    const std::vector<int> targets(kPrompt.size(), 0);
+    trace->model->model->forward(ws, kPrompt.data(), targets.data(), 1, static_cast<int>(kPrompt.size()), &trace->trace);
+    AttentionMapModel attention;
+    attention.setTrace(trace);
+    QVERIFY(!attention.hasEvictions());
+    attention.setEvictions(result, 0);
+    QVERIFY(attention.hasEvictions());
+    QCOMPARE(attention.evictionLabel(), QStringLiteral("window, 4 per head"));
+    const int n = static_cast<int>(kPrompt.size());
+    for (int l = 0; l < kLayers; ++l)
+      for (int h = 0; h < kHeads; ++h) {
+        const HeadMap map = attention.headMap(l, h);
+        for (int q = 0; q < n; ++q)
+          for (int k = 0; k < n; ++k) QCOMPARE(map.isEvicted(q, k), k < q - 4);
+      }
+    // another probe (or another model step) is not what the cache decoded: no marks
+    auto other = std::make_shared<TraceSnapshot>(*trace);
+    other->trace.tokens[3] = 1;
+    attention.setTrace(other);
+    QVERIFY(!attention.hasEvictions());
+    QVERIFY(!attention.headMap(0, 0).isEvicted(9, 0));
+    auto later = std::make_shared<TraceSnapshot>(*trace);
+    later->step += 1;
+    attention.setTrace(later);
+    QVERIFY(!attention.hasEvictions());
   }
 
   void matchedRunsKeepTheReferenceCounts() {
