@@ -90,6 +90,26 @@ class RoughEdgesTest : public QObject {
     QVERIFY(scroll->verticalScrollBar()->value() > scrolled);     // the panel scrolled instead
   }
 
+  // On a 1366 x 768 screen the window fits, and the experiment panel's editors get their full
+  // width (its horizontal scroll bar is off, so anything narrower would cut them).
+  void theWindowAndPanelFitA1366x768Screen() {
+    MainWindow window(testing::tinyConfig(10), QStringLiteral("default"));
+    QVERIFY2(window.minimumSizeHint().width() <= 1366 && window.minimumSizeHint().height() <= 768,
+             qPrintable(QString("minimum %1 x %2").arg(window.minimumSizeHint().width()).arg(window.minimumSizeHint().height())));
+    window.resize(1366, 768);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QApplication::processEvents();
+    QVERIFY(window.width() <= 1366 && window.height() <= 768);
+    auto* panel = window.findChild<ExperimentPanel*>();
+    QVERIFY(panel && panel->isVisible());
+    auto* scroll = panel->findChild<QScrollArea*>();
+    QVERIFY(scroll && scroll->widget());
+    QVERIFY2(scroll->viewport()->width() >= scroll->widget()->minimumSizeHint().width(),
+             qPrintable(QString("editors need %1 px, the panel shows %2").arg(scroll->widget()->minimumSizeHint().width()).arg(scroll->viewport()->width())));
+    QVERIFY(window.tabs()->width() >= 700);  // and the views keep most of the screen
+  }
+
   void theTabBarDoesNotMoveBetweenTabs() {
     MainWindow window(testing::tinyConfig(10), QStringLiteral("default"));
     window.show();
