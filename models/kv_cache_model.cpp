@@ -30,6 +30,11 @@ std::vector<std::pair<QString, QString>> KvCacheModel::policies() {
   return out;
 }
 
+std::vector<SettingSpec> KvCacheModel::policySettings(const QString& policy) {
+  const auto made = EvictionPolicyRegistry::instance().create(policy.toStdString());
+  return made ? made->settingSpecs() : std::vector<SettingSpec>{};
+}
+
 void KvCacheModel::fail(const QString& message) {
   message_ = message;
   emit failed(message);

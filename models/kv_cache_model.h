@@ -50,6 +50,8 @@ class KvCacheModel : public QObject {
 
   // Every eviction policy of the engine's registry: name and one-line rule.
   static std::vector<std::pair<QString, QString>> policies();
+  // The settings a policy takes, with their defaults and ranges (empty for an unknown name).
+  static std::vector<SettingSpec> policySettings(const QString& policy);
 
  signals:
   void resultChanged();

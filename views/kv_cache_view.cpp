@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -190,6 +191,12 @@ QWidget* KvCacheView::buildPanel() {
   policy_->setCurrentText(QString::fromLatin1(kDefaultPolicy));
   connect(policy_, &QComboBox::activated, this, [this] { policyChosen_ = true; });
   policy_->setToolTip(tr("The eviction policy (hover an entry for its rule)"));
+  policySettings_ = new QWidget(panel);
+  policySettings_->setObjectName(QStringLiteral("policySettings"));
+  policySettings_->setLayout(new QHBoxLayout);
+  policySettings_->layout()->setContentsMargins(0, 0, 0, 0);
+  connect(policy_, &QComboBox::currentIndexChanged, this, &KvCacheView::showPolicySettings);
+  showPolicySettings();
   budget_ = new QLineEdit(QString::fromLatin1(kDefaultBudget), panel);
   budget_->setMaximumWidth(70);
   budget_->setToolTip(tr("Entries each KV head keeps: a count (32) or a share of the positions seen (25%). Empty: no budget "
@@ -259,6 +266,7 @@ QWidget* KvCacheView::buildPanel() {
   add(generation, {}, promptText_);
   add(generation, tr("New tokens"), tokens_);
   add(generation, tr("Policy"), policy_);
+  add(generation, {}, policySettings_);
   add(generation, tr("Budget"), budget_);
   add(generation, tr("per"), scope_);
   generation->addStretch(1);
@@ -294,7 +302,7 @@ void KvCacheView::run() {
   const std::string scope = scope_->currentText().toStdString();
   const std::string budget = budget_->text().trimmed().toStdString();
   const std::string main = policy_->currentText().toStdString();
-  request.runs.push_back({main, isDenseReferencePolicy(main) ? std::string() : budget, scope});
+  request.runs.push_back({main, isDenseReferencePolicy(main) ? std::string() : budget, scope, settingsByPolicy_[policy_->currentText()]});
   for (QAction* action : compare_->menu()->actions()) {
     if (!action->isChecked() || action->text() == policy_->currentText()) continue;
     const std::string name = action->text().toStdString();
@@ -332,6 +340,35 @@ void KvCacheView::fitSplitter() {
   const int total = splitter_->width(), rasterSide = splitter_->height() - 90;  // less the head line and legend
   const int left = std::clamp(rasterSide + 150, total / 3, std::max(total / 3, total - 420));  // plus the token labels
   splitter_->setSizes({left, total - left});
+}
+
+void KvCacheView::showPolicySettings() {
+  QLayout* row = policySettings_->layout();
+  while (QLayoutItem* item = row->takeAt(0)) {
+    delete item->widget();
+    delete item;
+  }
+  const QString policy = policy_->currentText();
+  for (const SettingSpec& spec : KvCacheModel::policySettings(policy)) {
+    const QString key = QString::fromStdString(spec.key);
+    auto* label = new QLabel(key, policySettings_);
+    auto* field = new QDoubleSpinBox(policySettings_);
+    field->setObjectName(QStringLiteral("policySetting.") + key);
+    field->setDecimals(spec.integer ? 0 : 2);
+    field->setSingleStep(spec.integer ? 1 : 0.05);
+    field->setRange(spec.min, std::min(spec.max, 1e6));
+    field->setValue(settingOr(settingsByPolicy_[policy], spec));
+    const QString help = QString::fromStdString(spec.help) + tr(" (from %1 to %2; default %3)").arg(spec.min).arg(spec.max).arg(spec.defaultValue);
+    label->setToolTip(help);
+    field->setToolTip(help);
+    field->setKeyboardTracking(false);  // one run per finished edit, not per keystroke
+    connect(field, &QDoubleSpinBox::valueChanged, this, [this, policy, key = spec.key](double value) {
+      settingsByPolicy_[policy][key] = value;
+      if (autoRunDone_ && isVisible()) run();
+    });
+    row->addWidget(label);
+    row->addWidget(field);
+  }
 }
 
 void KvCacheView::followSnapshot() {

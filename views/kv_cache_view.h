@@ -9,9 +9,11 @@
 // at most every kFollowMs, while it is shown and the model trains on or the probe changes.
 #include <QElapsedTimer>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <vector>
 
+#include "core/settings.h"
 #include "view_context.h"
 #include "view_export.h"
 
@@ -60,6 +62,7 @@ class KvCacheView : public QWidget, public ExportableView {
 
  private:
   QWidget* buildPanel();
+  void showPolicySettings();  // rebuilds policySettings_ for the chosen policy
   void followSnapshot();
   void maybeAutoRun();
   bool outdated() const;  // the model or the probe moved on since the last run
@@ -78,6 +81,8 @@ class KvCacheView : public QWidget, public ExportableView {
   QLineEdit* promptText_;
   QSpinBox* tokens_;
   QComboBox* policy_;
+  QWidget* policySettings_;                      // an editor per setting of the chosen policy
+  std::map<QString, Settings> settingsByPolicy_;  // what the user set, kept while switching policies
   QLineEdit* budget_;
   QComboBox* scope_;
   QToolButton* compare_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include "kv/decoder.h"
@@ -56,7 +57,15 @@ void recordStep(const Decoder& decoder, const OccupancyRecord& shape, int step, 
 
 }  // namespace
 
-std::string OccupancyRun::label() const { return spec.policy + ", " + budget; }
+std::string OccupancyRun::label() const {
+  std::string settings;
+  for (const auto& [key, value] : spec.settings) {
+    std::ostringstream v;
+    v << value;
+    settings += (settings.empty() ? " (" : ", ") + key + " " + v.str();
+  }
+  return spec.policy + (settings.empty() ? "" : settings + ")") + ", " + budget;
+}
 
 OccupancyRecord recordOccupancy(const Model& model, const OccupancyRequest& request) {
   const ModelConfig& config = model.config();
@@ -84,7 +93,7 @@ OccupancyRecord recordOccupancy(const Model& model, const OccupancyRequest& requ
     Budget budget;
     if (!spec.budget.empty())
       if (std::string why = parseBudget(spec.budget, spec.scope, budget); !why.empty()) throw std::invalid_argument(why);
-    std::unique_ptr<EvictionPolicy> policy = makeEvictionPolicy(spec.policy, {}, config);
+    std::unique_ptr<EvictionPolicy> policy = makeEvictionPolicy(spec.policy, spec.settings, config);
     const bool dense = policy->isDenseReference();
     const bool follow = request.matched && i > 0 && !dense;
     Decoder decoder(model, std::move(policy), spec.policy, follow ? Budget{} : budget, follow);

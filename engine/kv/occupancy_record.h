@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/settings.h"
 #include "model/model.h"
 
 namespace attnlab {
@@ -19,6 +20,7 @@ struct OccupancyRunSpec {
   std::string policy;         // an EvictionPolicyRegistry name
   std::string budget;         // "N", "R%" or "" (none: the policy decides alone, or keeps everything)
   std::string scope = "head"; // "head" or "layer"
+  Settings settings;          // the policy's own settings (sinks, windows, thresholds); absent keys: defaults
 };
 
 struct OccupancyRequest {

@@ -2,6 +2,7 @@
 // known cell states, live counts and bytes; matched runs keep the reference's counts; bad input
 // gives a message. Plus the view drawing its raster offscreen.
 #include <QCheckBox>
+#include <QDoubleSpinBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -196,6 +197,28 @@ class TestKvCacheModel : public QObject {
     QVERIFY(!attention.hasEvictions());
   }
 
+  // A policy's own settings reach the engine: two sinks instead of the default four.
+  void aPolicySettingChangesWhatItKeeps() {
+    KvCacheModel model;
+    KvCacheRequest r = request({{"streaming_llm", "6", "head", {{"sinks", 2}}}});
+    const auto result = runToEnd(model, r);
+    QVERIFY2(result, qPrintable(model.message()));
+    const OccupancyRecord& rec = result->record;
+    const HeadRaster& h = rec.raster(0, 0, 0);
+    const int last = rec.steps - 1;
+    int sinks = 0;
+    for (int p = 0; p <= last; ++p) sinks += h.cells[rec.cell(last, p)] == CellState::Sink;
+    QCOMPARE(sinks, 2);
+    QCOMPARE(QString::fromStdString(rec.runs[0].label()), QStringLiteral("streaming_llm (sinks 2), 6 per head"));
+    // out of its range: a message, no result
+    KvCacheModel bad;
+    bad.run(request({{"streaming_llm", "6", "head", {{"sinks", -1}}}}));
+    bad.waitForIdle();
+    QCoreApplication::processEvents();
+    QVERIFY(!bad.result());
+    QVERIFY2(bad.message().contains("sinks"), qPrintable(bad.message()));
+  }
+
   void matchedRunsKeepTheReferenceCounts() {
     KvCacheModel model;
     const auto result = runToEnd(model, request({{"h2o", "30%", "layer"}, {"window", "", "head"}, {"k_norm", "", "head"}}, true));
@@ -336,6 +359,11 @@ class TestKvCacheModel : public QObject {
     attention.setTrace(trace);
     QTRY_VERIFY_WITH_TIMEOUT(view.model()->result() != nullptr, 20000);
     QVERIFY(view.hasExportData());
+    // the default policy (streaming_llm) shows its own setting, in the registry's range
+    auto* sinks = view.findChild<QDoubleSpinBox*>(QStringLiteral("policySetting.sinks"));
+    QVERIFY(sinks);
+    QCOMPARE(sinks->value(), 4.0);
+    QCOMPARE(sinks->minimum(), 0.0);
     QString csv;
     QTextStream out(&csv);
     view.writeCsv(out);
