@@ -2,7 +2,6 @@
 // (the attnlab_torch package, train.py, a README, and init/: the lab checkpoint it starts from).
 #include <filesystem>
 #include <iostream>
-#include <set>
 
 #include "cli_error.h"
 #include "command.h"
@@ -18,17 +17,8 @@ const std::vector<std::pair<std::string_view, std::string_view>>& exportFiles();
 
 namespace {
 
-// What resources/attnlab_torch can build exactly (its config.py refuses the same things).
+// What resources/attnlab_torch cannot build exactly (its config.py refuses the same): one line, or "".
 std::string exportRefusal(const ModelConfig& m) {
-  static const std::set<std::string> variants = {"softmax", "window", "sigmoid", "linear", "momentum", "oattention"};
-  static const std::set<std::string> encodings = {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log",
-                                                  "accumulated_rotation"};
-  for (const std::string& name : m.attention)
-    if (!variants.count(name)) return "the PyTorch export cannot express attention variant '" + name + "' yet";
-  if (!encodings.count(m.positional)) return "the PyTorch export cannot express positional encoding '" + m.positional + "' yet";
-  if (m.norm != "layernorm" || m.mlp != "gelu" || !m.mlp_bias || m.qkv_bias || m.out_bias || m.parallel_residual)
-    return "the PyTorch export cannot express the blocks of pretrained models yet (model.norm, mlp, mlp_bias, qkv_bias, "
-           "out_bias, parallel_residual must keep their defaults)";
   const auto mode = m.positional_settings.find("omega_mode");
   if (m.positional == "accumulated_rotation" && mode != m.positional_settings.end() && mode->second != 0)
     return "the PyTorch export cannot express accumulated_rotation with omega_mode 1: its per-token angle table is "
