@@ -30,8 +30,13 @@ std::string exportRefusal(const ModelConfig& m) {
 
 // --model HFDIR: the imported model as the engine holds it (the lab's names and layouts: GPT-2's Conv1D
 // transposed, q/k rows in the engine's rotary pair order), with the lab's default training settings
-// and --set train.*, name, description. Returns the experiment and writes its init/ folder.
-ExperimentConfig writeHfInit(const Args& args, const std::string& init, uint64_t& parameters) {
+// and --set train.*, name, description. Opened before anything is written.
+struct ImportedModel {
+  ExperimentConfig config;
+  std::unique_ptr<Model> model;
+};
+
+ImportedModel openImported(const Args& args) {
   std::unique_ptr<Model> model;
   hf::HfModelInfo info;
   if (std::string why = hf::openHfModel(args.required("model"), model, info); !why.empty()) throw CliError(why);
@@ -46,13 +51,16 @@ ExperimentConfig writeHfInit(const Args& args, const std::string& init, uint64_t
   }
   if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
   if (std::string why = exportRefusal(config.model); !why.empty()) throw CliError(why);
+  return {config, std::move(model)};
+}
+
+// init/ of an imported model: its config.json and weights (no history: it has not trained in the lab).
+void writeImportedInit(const ImportedModel& imported, const std::string& init) {
   std::error_code ec;
   std::filesystem::create_directories(init, ec);
   if (ec) throw CliError(init + ": cannot create the folder (" + ec.message() + ")");
-  if (std::string why = writeFileAtomic(init + "/config.json", configToJson(config)); !why.empty()) throw CliError(why);
-  if (std::string why = writeSafetensors(init + "/model.safetensors", model->params()); !why.empty()) throw CliError(why);
-  parameters = model->params().totalElements();
-  return config;
+  if (std::string why = writeFileAtomic(init + "/config.json", configToJson(imported.config)); !why.empty()) throw CliError(why);
+  if (std::string why = writeSafetensors(init + "/model.safetensors", imported.model->params()); !why.empty()) throw CliError(why);
 }
 
 // --model DIR (a trained run: its weights, with --set limited to what keeps them valid) or a new experiment.
@@ -81,6 +89,7 @@ int runExport(const Args& args) {
   }
   const std::string out = args.required("out");
   const bool imported = args.has("model") && hf::isHfFolder(args.text("model"));
+  const ImportedModel hfModel = imported ? openImported(args) : ImportedModel{};
   const std::unique_ptr<Trainer> trainer = imported ? nullptr : experimentToExport(args);
   if (trainer)
     if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
@@ -95,8 +104,9 @@ int runExport(const Args& args) {
                   fs::perm_options::add, ec);
   const std::string init = (fs::path(out) / "init").string();
   if (imported) {
-    uint64_t parameters = 0;
-    const ExperimentConfig c = writeHfInit(args, init, parameters);
+    writeImportedInit(hfModel, init);
+    const ExperimentConfig& c = hfModel.config;
+    const uint64_t parameters = hfModel.model->params().totalElements();
     std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", " << c.description << ", "
               << parameters << " parameters)\nnext: tokenize a corpus with the model's tokenizer into the format of "
               << out << "/README.md (Data), then torchrun --standalone --nproc_per_node 2 " << out << "/train.py --data DATA --out RUN"

@@ -445,6 +445,11 @@ def bad_folders(cli, work, gen):
         f.write(struct.pack("<Q", 12) + b"not json at all!")
     expect_refusal(cli, "header not JSON", folder, "model.safetensors", "JSON")
     expect_refusal(cli, "missing weight", variant("missing", tensors={n: t for n, t in W.items() if n != "ln_f.bias"}), "ln_f.bias")
+    out = os.path.join(work, "torch_bad_missing")  # the PyTorch export refuses the same folder in the same line
+    r = run(cli, "export", "pytorch", "--model", os.path.join(work, "bad_missing"), "--out", out)
+    line = r.stderr.strip()
+    check(r.returncode == 2 and len(line.splitlines()) == 1 and "ln_f.bias" in line and not os.path.exists(out),
+          "export pytorch of a folder missing a weight: refused with one line (exit %d: %s)" % (r.returncode, line))
     expect_refusal(cli, "wrong shape", variant("shape", tensors=dict(W, **{"wte.weight": rand(gen, 51, 32)})), "wte.weight", "shape")
     expect_refusal(cli, "bad config value", variant("config", dict(cfg, n_head="four")), "config.json", "n_head")
     folder = os.path.join(work, "bad_config_json")
