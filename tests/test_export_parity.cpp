@@ -24,7 +24,9 @@
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
+#include "hf/hf_model.h"
 #include "model/block_parts.h"
+#include "tiny_hf_folder.h"
 #include "train/circuit_lr.h"
 #include "train/optimizer.h"
 #include "train/trainer.h"
@@ -40,6 +42,7 @@ struct Case {
   ModelConfig model;
   bool expectRefusal = false;  // the export cannot express it: attnlab_torch must refuse in one line
   std::function<void(TrainConfig&)> train = {};  // training settings the case changes (circuit learning rates)
+  std::shared_ptr<Model> imported = {};  // a model opened from a Hugging Face folder (engine/hf), with its own weights
 };
 
 // The names a comma-separated catalogue constant lists (kNormNames, kMlpNames).
@@ -182,8 +185,12 @@ bool writeText(const std::string& path, const std::string& text) {
 // Writes <dir>/config.json, model.safetensors and reference.safetensors for one case.
 QString writeCase(const std::string& dir, const Case& c, bool optimizerStep) {
   QDir().mkpath(QString::fromStdString(dir));
-  Model model(c.model, 3);
-  testing::randomiseParams(model, 17, 0.4f);
+  std::shared_ptr<Model> built = c.imported;
+  if (!built) {
+    built = std::make_shared<Model>(c.model, 3);
+    testing::randomiseParams(*built, 17, 0.4f);
+  }
+  Model& model = *built;
   ExperimentConfig e;
   e.name = c.name;
   e.model = c.model;
@@ -209,7 +216,7 @@ QString writeCase(const std::string& dir, const Case& c, bool optimizerStep) {
   addTensor(ref, "tokens", {kB, kT}, tokenValues.data());
   addTensor(ref, "targets", {kB, kT}, targetValues.data());
   addTensor(ref, "loss", {1}, &loss);
-  addTensor(ref, "logits", {kB, kT, kVocab}, workspaceLogits(*ws).data());
+  addTensor(ref, "logits", {kB, kT, c.model.vocab}, workspaceLogits(*ws).data());
   for (const auto& p : model.params().all()) addTensor(ref, "grad/" + p->name, p->shape, p->grad.data());
   if (optimizerStep) {  // the engine's clipping and one AdamW step, then its schedule
     clipGradients(model.params(), e.train.grad_clip);
@@ -244,7 +251,19 @@ class TestExportParity : public QObject {
     QVERIFY2(install.exitCode == 0, ("the parity test needs Debian's python3-torch: " + install.err).constData());
 
     QString unknownGates;
-    const std::vector<Case> cases = allCases(unknownGates);
+    std::vector<Case> cases = allCases(unknownGates);
+    // An imported architecture, opened as the lab opens it (GPT-2's Conv1D and fused c_attn
+    // converted): its gradients too. Llama, Qwen2 and GPT-NeoX are their block cases above
+    // (*_blocks); test_hf_reference checks each one's exported logits against its definition.
+    QTemporaryDir hfDir;
+    QCOMPARE(QString::fromStdString(tiny_hf::writeGpt2Folder(hfDir.path().toStdString(), 2, 2, 8, kT)), QString());
+    Case gpt2{"hf-gpt2", {}};
+    std::unique_ptr<Model> opened;
+    hf::HfModelInfo info;
+    QCOMPARE(QString::fromStdString(hf::openHfModel(hfDir.path().toStdString(), opened, info)), QString());
+    gpt2.model = info.config;
+    gpt2.imported = std::move(opened);
+    cases.push_back(gpt2);
     QVERIFY2(unknownGates.isEmpty(), qPrintable("gates without a parity case (add them here and to attnlab_torch): " + unknownGates));
     // In memory where the system has it: the engine flushes each file it writes (fsync), which on a
     // busy disk costs more than the whole comparison.
