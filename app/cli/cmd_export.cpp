@@ -36,12 +36,12 @@ struct ImportedModel {
   std::unique_ptr<Model> model;
 };
 
-ImportedModel openImported(const Args& args) {
-  std::unique_ptr<Model> model;
-  hf::HfModelInfo info;
-  if (std::string why = hf::openHfModel(args.required("model"), model, info); !why.empty()) throw CliError(why);
+// The experiment of an imported model from its config.json alone (no weights are read).
+ExperimentConfig importedExperiment(const Args& args, const hf::HfModelInfo& info) {
   ExperimentConfig config;
-  config.name = std::filesystem::path(info.dir).filename().string();
+  std::filesystem::path dir = std::filesystem::absolute(args.text("model")).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "folder/"
+  config.name = dir.filename().string();
   config.description = "imported from a Hugging Face " + info.model_type + " folder";
   config.model = info.config;
   for (const std::string& assignment : args.all("set")) {
@@ -51,7 +51,14 @@ ImportedModel openImported(const Args& args) {
   }
   if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
   if (std::string why = exportRefusal(config.model); !why.empty()) throw CliError(why);
-  return {config, std::move(model)};
+  return config;
+}
+
+ImportedModel openImported(const Args& args) {
+  std::unique_ptr<Model> model;
+  hf::HfModelInfo info;
+  if (std::string why = hf::openHfModel(args.required("model"), model, info); !why.empty()) throw CliError(why);
+  return {importedExperiment(args, info), std::move(model)};
 }
 
 // init/ of an imported model: its config.json and weights (no history: it has not trained in the lab).
@@ -84,7 +91,13 @@ int runExport(const Args& args) {
   if (args.has("scale")) {  // plan only: nothing is written
     ScaleRequest request{args.text("scale"), static_cast<int>(args.integer("devices", 1, 1, 1 << 20)),
                          args.number("tokens-per-second", 0, 0, 1e18), args.has("fsdp")};
-    std::cout << scalePlan(experimentToExport(args)->config(), request);
+    if (args.has("model") && hf::isHfFolder(args.text("model"))) {  // an imported model: its config.json is enough
+      hf::HfModelInfo info;
+      if (std::string why = hf::readHfConfig(args.text("model"), info); !why.empty()) throw CliError(why);
+      std::cout << scalePlan(importedExperiment(args, info), request);
+    } else {
+      std::cout << scalePlan(experimentToExport(args)->config(), request);
+    }
     return 0;
   }
   const std::string out = args.required("out");
