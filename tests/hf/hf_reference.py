@@ -445,6 +445,11 @@ def bad_folders(cli, work, gen):
         f.write(struct.pack("<Q", 12) + b"not json at all!")
     expect_refusal(cli, "header not JSON", folder, "model.safetensors", "JSON")
     expect_refusal(cli, "missing weight", variant("missing", tensors={n: t for n, t in W.items() if n != "ln_f.bias"}), "ln_f.bias")
+    # --scale plans from config.json alone: the folder whose weights are broken still plans
+    r = run(cli, "export", "pytorch", "--model", os.path.join(work, "bad_missing"), "--scale", "n_layers=12", "--devices", "2")
+    check(r.returncode == 0 and "12 layers" in r.stdout and "parameters" in r.stdout,
+          "export pytorch --scale of a Hugging Face folder plans from its config.json (exit %d: %s)"
+          % (r.returncode, (r.stdout + r.stderr).strip().splitlines()[:2]))
     out = os.path.join(work, "torch_bad_missing")  # the PyTorch export refuses the same folder in the same line
     r = run(cli, "export", "pytorch", "--model", os.path.join(work, "bad_missing"), "--out", out)
     line = r.stderr.strip()
