@@ -3,13 +3,14 @@
 # one thread each) beside the lab's own trainer (attnlab-cli train, 1 and 2 threads), on the same
 # experiment and batches. Prints the median tokens/s of each over the steps after the first 10.
 # Not part of the test suite; run it on an idle machine. See "Scaling out" in README.md.
-#   bench/export_run.sh [--preset NAME] [--steps N]      (defaults: induction, 200)
+#   bench/export_run.sh [--preset NAME] [--steps N] [--set KEY=VALUE ...]   (defaults: induction, 200)
 set -euo pipefail
-preset=induction steps=200
+preset=induction steps=200 sets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --preset) preset="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
+    --set) sets+=(--set "$2"); shift 2 ;;
     *) echo "bench/export_run.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -22,14 +23,15 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export OMP_WAIT_POLICY=PASSIVE GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
 
-"$cli" export pytorch --preset "$preset" --steps "$steps" --out "$work/export" >/dev/null
-"$cli" data --preset "$preset" --tokens 2000000 --out "$work/data" >/dev/null  # train.py wraps around when it runs out
+"$cli" export pytorch --preset "$preset" "${sets[@]}" --steps "$steps" --out "$work/export" >/dev/null
+"$cli" data --preset "$preset" "${sets[@]}" --tokens 2000000 --out "$work/data" >/dev/null  # train.py wraps around when it runs out
+"$cli" export pytorch --preset "$preset" "${sets[@]}" --scale "" 2>/dev/null | sed -n 2,3p || true  # the shape and its parameters
 
 # median of the tokens_per_second column (7) after the first 10 rows of a history.csv
 median() { tail -n +12 "$1" | cut -d, -f7 | sort -g | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "n/a")}'; }
 
 for threads in 1 2; do
-  "$cli" train --preset "$preset" --steps "$steps" --threads "$threads" --quiet --out "$work/lab$threads" >/dev/null
+  "$cli" train --preset "$preset" "${sets[@]}" --steps "$steps" --threads "$threads" --quiet --out "$work/lab$threads" >/dev/null
   echo "lab trainer, $threads thread(s): $(median "$work/lab$threads/history.csv") tokens/s"
 done
 for procs in 1 2; do

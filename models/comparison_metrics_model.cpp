@@ -83,6 +83,17 @@ void ComparisonMetricsModel::setProgress(int run, const ProgressSnapshot& progre
   columnChanged(run);
 }
 
+void ComparisonMetricsModel::renameRun(int run, const QString& name, const ExperimentConfig& config) {
+  if (run < 0 || run >= runCount()) return;
+  Run& r = runs_[run];
+  r.name = name;
+  r.experiment = QString::fromStdString(config.name);
+  r.gated = config.model.retention_gate;
+  r.kvBytes = static_cast<double>(kvCacheBytesPerToken(config.model));
+  emit headerDataChanged(Qt::Horizontal, run, run);
+  columnChanged(run);
+}
+
 void ComparisonMetricsModel::clearRun(int run) {
   if (run < 0 || run >= runCount()) return;
   Run& r = runs_[run];

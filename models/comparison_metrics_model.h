@@ -52,6 +52,8 @@ class ComparisonMetricsModel : public QAbstractTableModel {
 
   void setProgress(int run, const ProgressSnapshot& progress);
   void clearRun(int run);  // the run was reset: its figures go
+  // The run now holds another experiment (a watched run folder's): its title and what it is.
+  void renameRun(int run, const QString& name, const ExperimentConfig& config);
   // Decodes the snapshot's validation sample through the cache, off the UI thread.
   void evaluate(int run, std::shared_ptr<const ModelSnapshot> model);
   void reevaluate();  // every run that has a model, with the current eviction setting

@@ -2,12 +2,13 @@
 // (the attnlab_torch package, train.py, a README, and init/: the lab checkpoint it starts from).
 #include <filesystem>
 #include <iostream>
-#include <set>
 
 #include "cli_error.h"
 #include "command.h"
 #include "export_folder.h"
 #include "export_plan.h"
+#include "hf/hf_model.h"
+#include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "io/files.h"
 #include "setup.h"
@@ -18,22 +19,55 @@ const std::vector<std::pair<std::string_view, std::string_view>>& exportFiles();
 
 namespace {
 
-// What resources/attnlab_torch can build exactly (its config.py refuses the same things).
+// What resources/attnlab_torch cannot build exactly (its config.py refuses the same): one line, or "".
 std::string exportRefusal(const ModelConfig& m) {
-  static const std::set<std::string> variants = {"softmax", "window", "sigmoid", "linear", "momentum", "oattention"};
-  static const std::set<std::string> encodings = {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log",
-                                                  "accumulated_rotation"};
-  for (const std::string& name : m.attention)
-    if (!variants.count(name)) return "the PyTorch export cannot express attention variant '" + name + "' yet";
-  if (!encodings.count(m.positional)) return "the PyTorch export cannot express positional encoding '" + m.positional + "' yet";
-  if (m.norm != "layernorm" || m.mlp != "gelu" || !m.mlp_bias || m.qkv_bias || m.out_bias || m.parallel_residual)
-    return "the PyTorch export cannot express the blocks of pretrained models yet (model.norm, mlp, mlp_bias, qkv_bias, "
-           "out_bias, parallel_residual must keep their defaults)";
   const auto mode = m.positional_settings.find("omega_mode");
   if (m.positional == "accumulated_rotation" && mode != m.positional_settings.end() && mode->second != 0)
     return "the PyTorch export cannot express accumulated_rotation with omega_mode 1: its per-token angle table is "
            "drawn from the engine's random generator and is not stored in the checkpoint";
   return {};
+}
+
+// --model HFDIR: the imported model as the engine holds it (the lab's names and layouts: GPT-2's Conv1D
+// transposed, q/k rows in the engine's rotary pair order), with the lab's default training settings
+// and --set train.*, name, description. Opened before anything is written.
+struct ImportedModel {
+  ExperimentConfig config;
+  std::unique_ptr<Model> model;
+};
+
+// The experiment of an imported model from its config.json alone (no weights are read).
+ExperimentConfig importedExperiment(const Args& args, const hf::HfModelInfo& info) {
+  ExperimentConfig config;
+  std::filesystem::path dir = std::filesystem::absolute(args.text("model")).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "folder/"
+  config.name = dir.filename().string();
+  config.description = "imported from a Hugging Face " + info.model_type + " folder";
+  config.model = info.config;
+  for (const std::string& assignment : args.all("set")) {
+    if (assignment.rfind("train.", 0) != 0 && assignment.rfind("name=", 0) != 0 && assignment.rfind("description=", 0) != 0)
+      throw CliError("--set " + assignment + ": with --model only train.*, name and description may change (the weights fix the rest)");
+    if (std::string why = applyOverride(config, assignment); !why.empty()) throw CliError("--set " + why);
+  }
+  if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
+  if (std::string why = exportRefusal(config.model); !why.empty()) throw CliError(why);
+  return config;
+}
+
+ImportedModel openImported(const Args& args) {
+  std::unique_ptr<Model> model;
+  hf::HfModelInfo info;
+  if (std::string why = hf::openHfModel(args.required("model"), model, info); !why.empty()) throw CliError(why);
+  return {importedExperiment(args, info), std::move(model)};
+}
+
+// init/ of an imported model: its config.json and weights (no history: it has not trained in the lab).
+void writeImportedInit(const ImportedModel& imported, const std::string& init) {
+  std::error_code ec;
+  std::filesystem::create_directories(init, ec);
+  if (ec) throw CliError(init + ": cannot create the folder (" + ec.message() + ")");
+  if (std::string why = writeFileAtomic(init + "/config.json", configToJson(imported.config)); !why.empty()) throw CliError(why);
+  if (std::string why = writeSafetensors(init + "/model.safetensors", imported.model->params()); !why.empty()) throw CliError(why);
 }
 
 // --model DIR (a trained run: its weights, with --set limited to what keeps them valid) or a new experiment.
@@ -57,12 +91,21 @@ int runExport(const Args& args) {
   if (args.has("scale")) {  // plan only: nothing is written
     ScaleRequest request{args.text("scale"), static_cast<int>(args.integer("devices", 1, 1, 1 << 20)),
                          args.number("tokens-per-second", 0, 0, 1e18), args.has("fsdp")};
-    std::cout << scalePlan(experimentToExport(args)->config(), request);
+    if (args.has("model") && hf::isHfFolder(args.text("model"))) {  // an imported model: its config.json is enough
+      hf::HfModelInfo info;
+      if (std::string why = hf::readHfConfig(args.text("model"), info); !why.empty()) throw CliError(why);
+      std::cout << scalePlan(importedExperiment(args, info), request);
+    } else {
+      std::cout << scalePlan(experimentToExport(args)->config(), request);
+    }
     return 0;
   }
   const std::string out = args.required("out");
-  const std::unique_ptr<Trainer> trainer = experimentToExport(args);
-  if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
+  const bool imported = args.has("model") && hf::isHfFolder(args.text("model"));
+  const ImportedModel hfModel = imported ? openImported(args) : ImportedModel{};
+  const std::unique_ptr<Trainer> trainer = imported ? nullptr : experimentToExport(args);
+  if (trainer)
+    if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
   prepareOutputFolder(out, "train.py", "an exported experiment");
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -73,6 +116,16 @@ int runExport(const Args& args) {
   fs::permissions(fs::path(out) / "train.py", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add, ec);
   const std::string init = (fs::path(out) / "init").string();
+  if (imported) {
+    writeImportedInit(hfModel, init);
+    const ExperimentConfig& c = hfModel.config;
+    const uint64_t parameters = hfModel.model->params().totalElements();
+    std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", " << c.description << ", "
+              << parameters << " parameters)\nnext: tokenize a corpus with the model's tokenizer into the format of "
+              << out << "/README.md (Data), then torchrun --standalone --nproc_per_node 2 " << out << "/train.py --data DATA --out RUN"
+              << std::endl;
+    return 0;
+  }
   if (std::string why = saveCheckpoint(init, *trainer); !why.empty()) throw CliError(why, 1);
   const ExperimentConfig& c = trainer->config();
   std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", "
@@ -96,12 +149,13 @@ Command exportCommand() {
   flags.push_back({"tokens-per-second", "R", "with --scale: the run's throughput, for its duration"});
   flags.push_back({"fsdp", "", "with --scale: shard weights, gradients and optimiser state over the devices"});
   return {"export",
-          "pytorch (--model DIR | --preset NAME | --config FILE) (--out DIR | --scale KEY=V,... [--devices N] [--tokens-per-second R] [--fsdp]) [--set KEY=VALUE ...]",
+          "pytorch (--model DIR|HFDIR | --preset NAME | --config FILE) (--out DIR | --scale KEY=V,... [--devices N] [--tokens-per-second R] [--fsdp]) [--set KEY=VALUE ...]",
           "write a folder that trains the experiment with PyTorch and torchrun (DDP/FSDP, CPU or CUDA)",
           flags,
           "The folder holds attnlab_torch/ (the lab's architecture in PyTorch, exactly: same parameter names,\n"
           "layouts and numerics), train.py, README.md and init/ (a lab checkpoint: the experiment's config.json\n"
           "and its weights: trained ones with --model, else the lab's own initial weights for the seed).\n"
+          "--model may name a Hugging Face folder (gpt2, llama, qwen2, gpt_neox): init/ then holds it in the lab's layout.\n"
           "Training data comes from 'attnlab-cli data'. Refused, in one line: experiments the package cannot\n"
           "express (accumulated_rotation with omega_mode 1).",
           runExport,

@@ -7,7 +7,10 @@
 
 #include "attention_map_model.h"
 #include "head_selection.h"
+#include "io/checkpoint.h"
 #include "loss_history_model.h"
+#include "run_folder_watcher.h"
+#include "train/trainer.h"
 #include "view_kind.h"
 
 namespace attnlab {
@@ -78,8 +81,44 @@ QString ComparisonPane::runName() const { return QStringLiteral("%1 \u00b7 %2").
 
 void ComparisonPane::start() {
   waiting_ = false;
-  session_->start(config_);
+  if (!watching()) session_->start(config_);
 }
+
+QString ComparisonPane::watch(const QString& dir) {
+  stopWatching();
+  RunFolderWatcher::Target target;
+  target.hasOwnSteps = [] { return false; };  // Train all skips a watched pane: it never trains here
+  target.adopt = [this](const QString&, LoadedCheckpoint&& loaded) {
+    config_ = loaded.config;
+    history_->setPlannedSteps(config_.train.steps);
+    const int steps = loaded.trainer->stepsDone();
+    session_->open(std::move(loaded.trainer));
+    emit watchedCheckpointOpened(index_, steps);
+    return QString();
+  };
+  watcher_ = new RunFolderWatcher(std::move(target), this);
+  connect(watcher_, &RunFolderWatcher::statusMessage, this, [this](const QString& text) {
+    watchStatus_ = text;
+    updateHeader();
+  });
+  const QString why = watcher_->watch(dir);
+  if (!why.isEmpty()) stopWatching();
+  updateHeader();
+  return why;
+}
+
+void ComparisonPane::stopWatching() {
+  if (!watcher_) return;
+  watcher_->stop();
+  watcher_->deleteLater();
+  watcher_ = nullptr;
+  watchStatus_.clear();
+  updateHeader();
+}
+
+bool ComparisonPane::watching() const { return watcher_ && watcher_->watching(); }
+
+QString ComparisonPane::watchedFolder() const { return watching() ? watcher_->checkpointFolder() : QString(); }
 
 void ComparisonPane::setWaiting(bool waiting) {
   waiting_ = waiting;
@@ -113,12 +152,15 @@ void ComparisonPane::updateHeader() {
   if (config_.model.output_gate != "none") gates += tr(", output gate");
   if (config_.model.value_gate) gates += tr(", value gate");
   QString status = waiting_ && session_->state() == TrainingSession::State::Idle ? tr("Waiting: trains when the runs before it are done")
+                   : watching()                                                 ? tr("Watched run (trains elsewhere)")
                                                                                 : TrainingSession::stateName(session_->state());
   if (hasProgress_) {
     status += tr(" \u00b7 step %1 / %2 \u00b7 loss %3").arg(progress_.step).arg(progress_.total_steps).arg(progress_.loss, 0, 'f', 3);
     if (std::isfinite(progress_.accuracy)) status += tr(" \u00b7 accuracy %1%").arg(100 * progress_.accuracy, 0, 'f', 1);
   }
   if (!error_.isEmpty()) status = QStringLiteral("<span style='color:#c0392b'>%1</span>").arg(error_.toHtmlEscaped());
+  if (watching())  // what the watcher last said (the step on display, or why a checkpoint was not read)
+    status += QStringLiteral("<br><span style='color:#1f6feb'>%1</span>").arg(watchStatus_.toHtmlEscaped());
   header_->setText(tr("<b>%1</b> <span style='color:#666'>(%2 attention%3)</span><br>%4")
                        .arg(runName().toHtmlEscaped(), variants.join(QLatin1Char('/')).toHtmlEscaped(), gates, status));
 }

@@ -1,7 +1,9 @@
 #pragma once
 // One run of a comparison: its own training session, loss history and attention map, a header
 // (experiment, state, step, loss, and a note when the linked selection does not fit this model)
-// and the view of the comparison's current kind, made for this run.
+// and the view of the comparison's current kind, made for this run. A pane may instead follow a run
+// folder that a trainer elsewhere writes into (the PyTorch export's train.py): each new checkpoint
+// opens in it, and the comparison's Train all leaves it alone.
 #include <QFrame>
 #include <memory>
 
@@ -17,6 +19,7 @@ class QVBoxLayout;
 namespace attnlab {
 
 class AttentionMapModel;
+class RunFolderWatcher;
 class HeadSelection;
 class SharedColourScale;
 class LossHistoryModel;
@@ -40,7 +43,12 @@ class ComparisonPane : public QFrame {
   const ProgressSnapshot& progress() const { return progress_; }
   int tracedStep() const { return tracedStep_; }
 
-  void start();  // trains the pane's configuration from scratch
+  void start();  // trains the pane's configuration from scratch (nothing while watching)
+  // Follows a run folder (RunFolderWatcher): "" and the current checkpoint opens, or the one-line reason.
+  QString watch(const QString& dir);
+  void stopWatching();
+  bool watching() const;
+  QString watchedFolder() const;  // the checkpoint folder followed ("" when none)
   // Queued behind other runs (training one after another): said in the header until it starts.
   void setWaiting(bool waiting);
   void setViewKind(int kind);  // an index of viewKinds()
@@ -54,6 +62,7 @@ class ComparisonPane : public QFrame {
   void traced(int index, const std::shared_ptr<const attnlab::TraceSnapshot>& trace);
   void progressed(int index, const attnlab::ProgressSnapshot& progress);
   void stateChanged(int index, attnlab::TrainingSession::State state);
+  void watchedCheckpointOpened(int index, int steps);  // a watched run's checkpoint of `steps` steps is on display
 
  private:
   void updateHeader();
@@ -75,6 +84,8 @@ class ComparisonPane : public QFrame {
   int tracedStep_ = -1;
   QString error_;
   bool waiting_ = false;
+  RunFolderWatcher* watcher_ = nullptr;  // while following a run folder
+  QString watchStatus_;
 };
 
 }  // namespace attnlab

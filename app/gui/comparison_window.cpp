@@ -11,6 +11,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -21,6 +22,7 @@
 #include <QThread>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -74,6 +76,13 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     connect(pane, &ComparisonPane::traced, this, &ComparisonWindow::paneTraced);
     connect(pane, &ComparisonPane::stateChanged, this, &ComparisonWindow::paneStateChanged);
     connect(pane, &ComparisonPane::progressed, metrics_, &ComparisonMetricsModel::setProgress);
+    connect(pane, &ComparisonPane::watchedCheckpointOpened, this, [this](int index, int steps) {
+      savedSteps_[index] = steps;  // the folder's steps, not unsaved work
+      ComparisonPane* watched = panes_[index];  // its experiment is the run's own: titles follow it
+      metrics_->renameRun(index, watched->shortName(), watched->config());
+      aPicker_->setItemText(index, watched->runName());
+      bPicker_->setItemText(index, watched->runName());
+    });
     connect(pane->session(), &TrainingSession::cleared, metrics_, [this, i] { metrics_->clearRun(static_cast<int>(i)); });
     connect(pane->attention(), &AttentionMapModel::mapChanged, this, &ComparisonWindow::updateNotes);
     connect(pane->selection(), &HeadSelection::headChanged, this, &ComparisonWindow::updateNotes);
@@ -143,6 +152,19 @@ void ComparisonWindow::buildToolBar() {
   connect(viewPicker_, &QComboBox::currentIndexChanged, this, &ComparisonWindow::setViewKind);
   bar->addWidget(new QLabel(tr(" Show "), bar));
   bar->addWidget(viewPicker_);
+  bar->addSeparator();
+  auto* watch = new QToolButton(bar);  // a pane follows a run folder that a trainer elsewhere writes into
+  watch->setText(tr("Watch Run Folder"));
+  watch->setToolTip(tr("Show a run that trains elsewhere (the PyTorch export's train.py) in one of the panes;\n"
+                       "each new checkpoint in the folder opens there as it lands"));
+  watch->setPopupMode(QToolButton::InstantPopup);
+  auto* watchMenu = new QMenu(watch);
+  for (ComparisonPane* pane : panes_) {
+    const int index = pane->index();
+    watchMenu->addAction(tr("In run %1\u2026").arg(index + 1), this, [this, index] { watchWithDialog(index); });
+  }
+  watch->setMenu(watchMenu);
+  bar->addWidget(watch);
   bar->addSeparator();
   QAction* save = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Save comparison\u2026"), this,
                                  &ComparisonWindow::saveWithDialog);
@@ -383,6 +405,7 @@ void ComparisonWindow::trainAll() {
   if (!oneAfterAnother_) {
     for (ComparisonPane* pane : panes_) {
       const State s = pane->session()->state();
+      if (pane->watching()) continue;  // trains elsewhere
       if (s == State::Paused) pane->session()->resume();
       else if (s != State::Running && s != State::Finished) pane->start();
     }
@@ -393,9 +416,9 @@ void ComparisonWindow::trainAll() {
   for (ComparisonPane* pane : panes_)
     if (pane->session()->state() == State::Running) return;
   for (ComparisonPane* pane : panes_)
-    if (pane->session()->state() == State::Paused) return pane->session()->resume();
+    if (pane->session()->state() == State::Paused && !pane->watching()) return pane->session()->resume();
   for (ComparisonPane* pane : panes_)
-    if (pane->session()->state() != State::Finished) return pane->start();
+    if (pane->session()->state() != State::Finished && !pane->watching()) return pane->start();
 }
 
 void ComparisonWindow::pauseAll() {
@@ -404,7 +427,7 @@ void ComparisonWindow::pauseAll() {
 
 void ComparisonWindow::resetAll() {
   chainActive_ = false;
-  for (ComparisonPane* pane : panes_) pane->setWaiting(false);
+  for (ComparisonPane* pane : panes_) pane->setWaiting(false), pane->stopWatching();
   sharedProbe_.clear();
   for (ComparisonPane* pane : panes_) pane->session()->reset();
 }
@@ -413,7 +436,8 @@ void ComparisonWindow::paneStateChanged(int index, TrainingSession::State state)
   using State = TrainingSession::State;
   QStringList states;
   for (ComparisonPane* pane : panes_)
-    states << tr("run %1 %2").arg(pane->index() + 1).arg(TrainingSession::stateName(pane->session()->state()).toLower());
+    states << tr("run %1 %2").arg(pane->index() + 1).arg(pane->watching() ? tr("watched")
+                                                                             : TrainingSession::stateName(pane->session()->state()).toLower());
   statusBar()->showMessage(states.join(QStringLiteral(" \u00b7 ")));
   if (state == State::Paused || state == State::Finished || state == State::Stopped) evaluateMetrics(index);
   if (state == State::Failed && capture_.step > 0) {
@@ -452,7 +476,23 @@ void ComparisonWindow::paneTraced(int index, const std::shared_ptr<const TraceSn
       panes_[index]->session()->setProbe(sharedProbe_);
     }
   }
+  if (panes_[index]->watching()) evaluateMetrics(index);  // a watched run's new checkpoint (it never runs here)
   checkCapture();
+}
+
+QString ComparisonWindow::watchRunFolder(int index, const QString& dir) {
+  if (index < 0 || index >= paneCount()) return tr("there is no run %1 in this comparison").arg(index + 1);
+  const QString why = panes_[index]->watch(dir);
+  if (why.isEmpty() && panes_[index]->session()->state() == TrainingSession::State::Running)
+    panes_[index]->session()->reset();  // its own training ends (the checkpoint opens after this, on the UI thread)
+  statusBar()->showMessage(why.isEmpty() ? tr("Run %1 follows %2").arg(index + 1).arg(QDir::toNativeSeparators(dir)) : why);
+  return why;
+}
+
+void ComparisonWindow::watchWithDialog(int index) {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Watch a run folder in run %1").arg(index + 1));
+  if (dir.isEmpty()) return;
+  if (const QString why = watchRunFolder(index, dir); !why.isEmpty()) QMessageBox::warning(this, tr("Watch Run Folder"), why);
 }
 
 void ComparisonWindow::updateNotes() {

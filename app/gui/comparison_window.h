@@ -60,6 +60,9 @@ class ComparisonWindow : public QMainWindow {
   int threadsPerRun() const;  // under concurrent training
   void setEviction(const QString& policy, const QString& budget);
   void compare(int a, int b);  // the difference map's two runs
+  // Run `index` follows a run folder written elsewhere (ComparisonPane::watch) instead of training
+  // here; "" or the one-line reason (nothing changes then).
+  QString watchRunFolder(int index, const QString& dir);
 
   void trainAll();
   void pauseAll();
@@ -87,6 +90,7 @@ class ComparisonWindow : public QMainWindow {
   void applyDocument(const ComparisonDocument& document);
   void saveWithDialog();
   void openWithDialog();
+  void watchWithDialog(int index);
   void paneTraced(int index, const std::shared_ptr<const TraceSnapshot>& trace);
   void paneStateChanged(int index, TrainingSession::State state);
   void evaluateMetrics(int index);

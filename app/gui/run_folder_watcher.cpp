@@ -9,7 +9,12 @@
 
 namespace attnlab {
 
-RunFolderWatcher::RunFolderWatcher(ExperimentFiles& files, QObject* parent) : QObject(parent), files_(files), job_(this) {
+RunFolderWatcher::RunFolderWatcher(ExperimentFiles& files, QObject* parent)
+    : RunFolderWatcher(Target{[&files] { return files.hasUnsavedSteps(); },
+                              [&files](const QString& folder, LoadedCheckpoint&& loaded) { return files.adopt(folder, std::move(loaded)); }},
+                       parent) {}
+
+RunFolderWatcher::RunFolderWatcher(Target target, QObject* parent) : QObject(parent), target_(std::move(target)), job_(this) {
   timer_.setInterval(2000);
   connect(&timer_, &QTimer::timeout, this, &RunFolderWatcher::look);
 }
@@ -53,7 +58,7 @@ QString RunFolderWatcher::stamp() const {
 void RunFolderWatcher::look() {
   const QString now = stamp();
   if (now.isEmpty() || now == shown_ || job_.busy()) return;
-  if (files_.hasUnsavedSteps()) {  // the user trained the watched experiment: leave it alone
+  if (target_.hasOwnSteps()) {  // the user trained the watched experiment: leave it alone
     stop();
     emit statusMessage(tr("Stopped watching: the experiment on display has trained steps of its own"));
     return;
@@ -71,7 +76,7 @@ void RunFolderWatcher::look() {
         return;
       }
       const int steps = loaded->trainer->stepsDone();
-      if (files_.adopt(checkpoint_, std::move(*loaded)).isEmpty())
+      if (target_.adopt(checkpoint_, std::move(*loaded)).isEmpty())
         emit statusMessage(tr("Watching %1: step %2").arg(QDir::toNativeSeparators(checkpoint_)).arg(steps));
     };
   });

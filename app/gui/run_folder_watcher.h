@@ -5,7 +5,11 @@
 // opens it like File > Open, so every view (training curves, attention, spectra history, head
 // table, KV cache) shows the run at that checkpoint. The exporter swaps checkpoints atomically;
 // a checkpoint that changes while it is being read is dropped and read again at the next look.
+// Where a checkpoint goes is the watcher's target: the main window's experiment (ExperimentFiles),
+// or a comparison's run pane.
 #include <QDateTime>
+#include <functional>
+#include <memory>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -15,11 +19,18 @@
 namespace attnlab {
 
 class ExperimentFiles;
+struct LoadedCheckpoint;
 
 class RunFolderWatcher : public QObject {
   Q_OBJECT
  public:
+  struct Target {
+    std::function<bool()> hasOwnSteps;  // the target trained steps of its own: watching stops
+    // Takes a checkpoint read from `folder`; returns "" or why it could not.
+    std::function<QString(const QString& folder, LoadedCheckpoint&& loaded)> adopt;
+  };
   explicit RunFolderWatcher(ExperimentFiles& files, QObject* parent = nullptr);
+  RunFolderWatcher(Target target, QObject* parent = nullptr);
 
   // `dir` is a run folder (holding checkpoint/) or a checkpoint folder itself. Returns "" and starts
   // watching (the current checkpoint, if any, opens at once), or the one-line reason it cannot.
@@ -36,7 +47,7 @@ class RunFolderWatcher : public QObject {
   QString stamp() const;  // what identifies the checkpoint on disk now ("" while there is none)
   void look();
 
-  ExperimentFiles& files_;
+  Target target_;
   QTimer timer_;
   BackgroundJob job_;
   QString checkpoint_;

@@ -7,6 +7,8 @@ softmax-like variants add log g_j to its logits, sigmoid multiplies its weight b
 attention weights it in numerator and normaliser. `round_fn` emulates the score precision
 (precision.py): it rounds where the engine rounds, with straight-through gradients.
 """
+import math
+
 import torch
 
 from .precision import round_ste, straight_through
@@ -29,28 +31,49 @@ def causal_scores(q, k, scale, bias, round_fn):
     return s if bias is None else round_ste(s + round_fn(bias), round_fn)
 
 
-def masked_softmax(s, beta, key_gate, window, round_fn):
+def masked_softmax(s, beta, key_gate, window, round_fn, sink=None):
     """a_ij = softmax_j(beta s_ij + log g_j) over visible keys, exactly 0 elsewhere. Under an emulated
-    precision the logits and the exponentials are rounded; the sums stay float32."""
+    precision the logits and the exponentials are rounded; the sums stay float32. `sink` [H] (softmax_sink)
+    is one more key per row with that logit and no value: the row then sums to 1 - a_sink."""
     z = beta * s
     if key_gate is not None:
         z = z + torch.log(key_gate).unsqueeze(-2)
-    keep = visible(s.shape[-1], window, s.device)
+    T = s.shape[-1]
+    keep = visible(T, window, s.device)
+    if round_fn is not None:
+        z = round_ste(z, round_fn)  # the sink logit itself is not rounded (engine: sinkSoftmaxRow)
+    if sink is not None:
+        z = torch.cat((z, sink.view(1, -1, 1, 1).expand(*z.shape[:-1], 1)), dim=-1)
+        keep = torch.cat((keep, torch.ones(T, 1, dtype=torch.bool, device=s.device)), dim=-1)
+    masked = z.masked_fill(~keep, float("-inf"))
     if round_fn is None:
-        return torch.softmax(z.masked_fill(~keep, float("-inf")), dim=-1)
-    z = round_ste(z, round_fn)
-    shifted = z - z.masked_fill(~keep, float("-inf")).amax(dim=-1, keepdim=True).detach()
-    rounded_e = torch.where(keep, round_fn(torch.exp(shifted)), torch.zeros_like(shifted))
-    # the rounded exponential's value, and its own value as its derivative (the engine's backward uses the saved a)
-    e = rounded_e * torch.exp(shifted - shifted.detach())
-    return e / e.sum(dim=-1, keepdim=True)
+        a = torch.softmax(masked, dim=-1)
+    else:  # (the shift uses the unmasked z: masked entries are zeroed below, and -inf - -inf would be NaN)
+        shifted = z - masked.amax(dim=-1, keepdim=True).detach()
+        rounded_e = torch.where(keep, round_fn(torch.exp(shifted)), torch.zeros_like(shifted))
+        # the rounded exponential's value, and its own value as its derivative (the engine's backward uses the saved a)
+        e = rounded_e * torch.exp(shifted - shifted.detach())
+        a = e / e.sum(dim=-1, keepdim=True)
+    return a[..., :T] if sink is not None else a
 
 
-class Softmax:
-    """A1: a_ij = softmax_j(beta s_ij) over j <= i."""
+class Variant:
+    """What the layer asks of every variant: whether it reads q.k (rotation and score bias apply),
+    whether it needs presence, and the parameters it owns in the layer ({name: shape}, with init)."""
 
     uses_dot_scores = True
     needs_presence = False
+
+    def parameters(self, spec):
+        return {}
+
+    def initialise(self, name, p, gen):
+        """Fills the variant's own parameter `name` with the engine's initial values."""
+        p.zero_()
+
+
+class Softmax(Variant):
+    """A1: a_ij = softmax_j(beta s_ij) over j <= i."""
 
     def __init__(self, spec, name):
         self.beta = spec.attention_setting(name, "temperature")
@@ -86,16 +109,20 @@ class OAttention(Softmax):
         self.tau = spec.attention_setting(name, "presence_tau")
 
 
-class Sigmoid:
+class Sigmoid(Variant):
     """A2: a_ij = sigmoid(beta s_ij + b) g_j over j <= i, no normalisation; b = -log(i + 1), or a
     learned scalar per head (`sigmoid_bias` [H]) with sigmoid_bias_learned = 1."""
-
-    uses_dot_scores = True
-    needs_presence = False
 
     def __init__(self, spec, name):
         self.beta = spec.attention_setting(name, "temperature")
         self.learned_bias = spec.attention_setting(name, "sigmoid_bias_learned") != 0  # the layer owns `sigmoid_bias`
+        self.context = spec.context
+
+    def parameters(self, spec):
+        return {"sigmoid_bias": [spec.n_heads]} if self.learned_bias else {}
+
+    def initialise(self, name, p, gen):
+        p.fill_(-math.log(self.context))
 
     def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
         T = q.shape[-2]
@@ -117,12 +144,11 @@ def elu_plus_one(x):
     return torch.where(x > 0, x + 1.0, torch.exp(x.clamp(max=0.0)))
 
 
-class Linear:
+class Linear(Variant):
     """A3: linear attention, a_ij = g_j m_ij / sum_j' g_j' m_ij' with m_ij = phi(q_i).phi(k_j), j <= i.
     No 1/sqrt(d) scale, no rotation and no score bias (the layer skips both)."""
 
     uses_dot_scores = False
-    needs_presence = False
 
     def __init__(self, spec, name):
         pass
@@ -137,5 +163,106 @@ class Linear:
         return (n / torch.where(total > 0, total, torch.ones_like(total))) @ v  # an empty row stays 0
 
 
+NORM_EPS = 1e-12  # qk_norm: |x| -> sqrt(|x|^2 + eps), so a zero vector scores 0, not NaN
+
+
+class QkNorm(Variant):
+    """A13: a_ij = softmax_j(tau_h (q_i/|q_i|).(k_j/|k_j|) + bias_ij + log g_j), tau_h learned per head
+    (`qk_norm_tau` [H], initial sqrt(d_head)); the scores are computed at scale 1."""
+
+    def __init__(self, spec, name):
+        self.d_head = spec.d_head
+
+    def parameters(self, spec):
+        return {"qk_norm_tau": [spec.n_heads]}
+
+    def initialise(self, name, p, gen):
+        p.fill_(math.sqrt(self.d_head))
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        unit = lambda x: x * torch.rsqrt((x * x).sum(dim=-1, keepdim=True) + NORM_EPS)
+        q = layer.qk_norm_tau.view(1, -1, 1, 1) * unit(q)
+        s = causal_scores(q, unit(k), 1.0, bias, round_fn)
+        return masked_softmax(s, 1.0, key_gate, 0, round_fn) @ v
+
+
+class SoftmaxSink(Softmax):
+    """A14: softmax with one more key per head whose logit z_h is learned (`sink_logit` [H], initial 0)
+    and which has no value: a_ij = exp(beta s_ij + log g_j) / (exp(z_h) + sum_j' exp(...))."""
+
+    def __init__(self, spec, name):
+        self.beta = spec.attention_setting(name, "temperature")
+
+    def parameters(self, spec):
+        return {"sink_logit": [spec.n_heads]}
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        s = causal_scores(q, k, scale, bias, round_fn)
+        return masked_softmax(s, self.beta, key_gate, 0, round_fn, sink=layer.sink_logit) @ v
+
+
+class L1Score(Softmax):
+    """A6: s_ij = scale q.k + b_ij - lambda_h |P_h q_i - P_h k_j|_1, then softmax; P_h [r, d_head] per head
+    (`l1_proj` [H, r, d_head], initial N(0, 1/sqrt(d_head))), lambda_h = exp(`l1_log_lambda` [H]), initial 0.1."""
+
+    def __init__(self, spec, name):
+        self.beta = spec.attention_setting(name, "temperature")
+        self.rank = int(spec.attention_setting(name, "l1_rank"))
+        self.d_head = spec.d_head
+
+    def parameters(self, spec):
+        return {"l1_proj": [spec.n_heads, self.rank, spec.d_head], "l1_log_lambda": [spec.n_heads]}
+
+    def initialise(self, name, p, gen):
+        if name == "l1_log_lambda":
+            p.fill_(math.log(0.1))
+        else:
+            p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(self.d_head))
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        B, H, T, _ = q.shape
+        P = layer.l1_proj
+        pq, pk = torch.einsum("bhtd,hrd->bhtr", q, P), torch.einsum("bhtd,hrd->bhtr", k, P)
+        distance = torch.cdist(pq.reshape(B * H, T, -1), pk.reshape(B * H, T, -1), p=1.0).view(B, H, T, T)
+        penalty = torch.exp(layer.l1_log_lambda).view(1, -1, 1, 1) * distance
+        s = causal_scores(q, k, scale, bias, round_fn)
+        s = s - penalty if round_fn is None else round_ste(s - round_ste(penalty, round_fn), round_fn)
+        return masked_softmax(s, self.beta, key_gate, 0, round_fn) @ v
+
+
+class StaticMap(Variant):
+    """A15 (static map): a_ij = softmax_j(B_{h, i-j} + log g_j), B a learned table per head and distance
+    (`static_map` [H, context], initial 0, not decayed); distances past the table share its last entry.
+    Queries and keys take no part (no rotation, no score bias)."""
+
+    uses_dot_scores = False
+
+    def __init__(self, spec, name):
+        pass
+
+    def parameters(self, spec):
+        return {"static_map": [spec.n_heads, spec.context]}
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        T, table = q.shape[-2], layer.static_map
+        i = torch.arange(T, device=q.device)
+        distance = (i.view(T, 1) - i.view(1, T)).clamp(min=0, max=table.shape[1] - 1)
+        s = round_ste(table[:, distance], round_fn).unsqueeze(0)  # [1, H, T, T]
+        return masked_softmax(s, 1.0, key_gate, 0, round_fn) @ v
+
+
+class NoMixing(Variant):
+    """A15 (no mixing): a_ij = delta_ij, so o_i = v_i (0 where the key gate is exactly 0; the gate gets no gradient)."""
+
+    uses_dot_scores = False
+
+    def __init__(self, spec, name):
+        pass
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        return v if key_gate is None else v * (key_gate != 0).to(v.dtype).unsqueeze(-1)
+
+
 VARIANTS = {"softmax": Softmax, "window": Softmax, "momentum": Momentum, "oattention": OAttention,
-            "sigmoid": Sigmoid, "linear": Linear}
+            "sigmoid": Sigmoid, "linear": Linear, "qk_norm": QkNorm, "softmax_sink": SoftmaxSink,
+            "l1_score": L1Score, "static_map": StaticMap, "no_mixing": NoMixing}

@@ -11,13 +11,12 @@ MODEL_DEFAULTS = {
     "attention_only": False, "tied_embeddings": True, "attention": ["softmax"], "attention_settings": {},
     "positional": "learned", "positional_settings": {}, "projection_sharing": "qkv", "output_gate": "none",
     "value_gate": False, "retention_gate": False, "retention_sparsity": 0.0, "score_precision": "fp32",
-    # The blocks of pretrained models (RMSNorm, SwiGLU, biases, parallel residual): read so that a
-    # config.json that names them at their defaults opens; any other value is refused below.
+    # The blocks of pretrained models (model/block_parts.h): RMSNorm, SwiGLU, biases, parallel residual.
     "norm": "layernorm", "norm_eps": 1e-5, "mlp": "gelu", "mlp_bias": True, "qkv_bias": False, "out_bias": False,
     "parallel_residual": False,
 }
-# Block options this package does not build yet, at the values it does build.
-BLOCK_DEFAULTS = {key: MODEL_DEFAULTS[key] for key in ("norm", "norm_eps", "mlp", "mlp_bias", "qkv_bias", "out_bias", "parallel_residual")}
+NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm")
+MLPS = ("gelu", "gelu_erf", "swiglu")
 TRAIN_DEFAULTS = {
     "steps": 1000, "batch": 16, "lr": 3e-3, "min_lr_ratio": 0.1, "warmup": 50, "weight_decay": 0.01,
     "beta1": 0.9, "beta2": 0.98, "eps": 1e-8, "grad_clip": 1.0, "seed": 1, "threads": 2, "eval_every": 100,
@@ -34,10 +33,17 @@ ATTENTION_SETTINGS = {
     "linear": {},
     "momentum": {"temperature": 1.0, "momentum_gamma": 0.5},
     "oattention": {"temperature": 1.0, "presence_tau": 0.01},
+    "qk_norm": {},
+    "softmax_sink": {"temperature": 1.0},
+    "l1_score": {"temperature": 1.0, "l1_rank": 4},
+    "static_map": {},
+    "no_mixing": {},
 }
 POSITIONAL_SETTINGS = {
     "none": {}, "sinusoidal": {}, "learned": {}, "alibi": {}, "alibi_log": {},
-    "rope": {"theta": 10000.0, "rotary_fraction": 1.0, "ntk_scale": 1.0},
+    "rope": {"theta": 10000.0, "rotary_fraction": 1.0, "ntk_scale": 1.0, "span_rotary_only": 0, "linear_scale": 1.0,
+             "llama3_factor": 0.0, "llama3_low_freq_factor": 1.0, "llama3_high_freq_factor": 4.0,
+             "llama3_original_context": 8192},
     "accumulated_rotation": {"theta": 10000.0, "rotary_fraction": 1.0, "omega_mode": 0, "rotate_values": 0},
 }
 PROJECTION_SHARING = {"qkv": (False, False), "q_k=v": (False, True), "q=k_v": (True, False), "q=k=v": (True, True)}
@@ -96,6 +102,9 @@ def check_expressible(spec):
     if spec.positional == "accumulated_rotation" and spec.positional_setting("omega_mode") != 0:
         raise LabError("attnlab_torch cannot express accumulated_rotation with omega_mode 1: its per-token angle table "
                        "is drawn from the engine's random generator and is not stored in the checkpoint")
+    if spec.positional == "rope" and spec.positional_setting("llama3_factor") > 0 and not (
+            spec.positional_setting("llama3_high_freq_factor") > spec.positional_setting("llama3_low_freq_factor")):
+        raise LabError("config.json: rope llama3_high_freq_factor must exceed llama3_low_freq_factor")
     if spec.projection_sharing not in PROJECTION_SHARING:
         raise LabError(f"attnlab_torch cannot express projection sharing '{spec.projection_sharing}' "
                        f"(it knows: {known(PROJECTION_SHARING)})")
@@ -104,9 +113,10 @@ def check_expressible(spec):
     if spec.score_precision not in SCORE_PRECISIONS:
         raise LabError(f"attnlab_torch cannot express score precision '{spec.score_precision}' "
                        f"(it knows: {known(SCORE_PRECISIONS)})")
-    for key, default in BLOCK_DEFAULTS.items():
-        if getattr(spec, key) != default:
-            raise LabError(f"attnlab_torch cannot express model.{key} = {getattr(spec, key)} yet (it builds {default})")
+    if spec.norm not in NORMS:
+        raise LabError(f"attnlab_torch cannot express model.norm '{spec.norm}' (it knows: {known(NORMS)})")
+    if spec.mlp not in MLPS:
+        raise LabError(f"attnlab_torch cannot express model.mlp '{spec.mlp}' (it knows: {known(MLPS)})")
     # A setting no member here reads belongs to a feature this package does not have.
     for key in spec.attention_settings:
         if not any(key in declared for declared in ATTENTION_SETTINGS.values()):

@@ -1,7 +1,8 @@
 """The lab's decoder-only Transformer (engine/model/model.cpp, attention_layer.cpp, gates.cpp) in
 PyTorch, with the parameter names and layouts of the lab's model.safetensors: token embedding
-(+ absolute positions), pre-LayerNorm blocks (attention, then a GELU-tanh MLP unless
-attention_only), a final LayerNorm and a head tied to the embedding or not."""
+(+ absolute positions), pre-norm blocks (attention, then an MLP unless attention_only; sequential
+or parallel residual), a final norm and a head tied to the embedding or not. Norms and MLPs come in
+the kinds of model/block_parts.h (LayerNorm with or without bias, RMSNorm; GELU tanh or erf, SwiGLU)."""
 import math
 
 import torch
@@ -37,14 +38,14 @@ class Attention(nn.Module):
         self.query_is_key, self.value_is_key = query_is_key, value_is_key
         key_roles = ("q" if query_is_key else "") + "k" + ("v" if value_is_key else "")
         if not query_is_key:
-            self.wq = nn.Linear(d, self.H * self.dh, bias=False)
-        setattr(self, "w" + key_roles, nn.Linear(d, self.Hkv * self.dh, bias=False))
+            self.wq = nn.Linear(d, self.H * self.dh, bias=spec.qkv_bias)
+        setattr(self, "w" + key_roles, nn.Linear(d, self.Hkv * self.dh, bias=spec.qkv_bias))
         self.key_name = "w" + key_roles
         if not value_is_key:
-            self.wv = nn.Linear(d, self.Hkv * self.dh, bias=False)
-        self.wo = nn.Linear(self.H * self.dh, d, bias=False)
-        if getattr(self.variant, "learned_bias", False):
-            self.sigmoid_bias = nn.Parameter(torch.full((self.H,), -math.log(spec.context)))
+            self.wv = nn.Linear(d, self.Hkv * self.dh, bias=spec.qkv_bias)
+        self.wo = nn.Linear(self.H * self.dh, d, bias=spec.out_bias)
+        for pname, shape in self.variant.parameters(spec).items():  # e.g. qk_norm_tau, sink_logit, static_map
+            setattr(self, pname, nn.Parameter(torch.zeros(shape)))
         self.output_gate = spec.output_gate
         if spec.output_gate != "none":
             self.gate = nn.Linear(d, self.H * self.dh if spec.output_gate == "elementwise" else self.H)
@@ -119,34 +120,62 @@ def attention_weights(layer, q, k, bias, key_gate):
     return layer.variant(layer, q, k, eye, bias, key_gate, 1.0 / math.sqrt(layer.dh), layer.round_fn)
 
 
-class MLP(nn.Module):
+class Norm(nn.Module):
+    """model.norm: "layernorm" (weight, bias), "layernorm_no_bias" (weight), "rmsnorm" (weight:
+    y = x / sqrt(mean(x^2) + eps) * w), with model.norm_eps."""
+
     def __init__(self, spec):
         super().__init__()
-        self.fc = nn.Linear(spec.d_model, spec.d_ff)
-        self.proj = nn.Linear(spec.d_ff, spec.d_model)
+        self.kind, self.eps = spec.norm, float(spec.norm_eps)
+        self.weight = nn.Parameter(torch.ones(spec.d_model))
+        if spec.norm == "layernorm":
+            self.bias = nn.Parameter(torch.zeros(spec.d_model))
 
     def forward(self, x):
-        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+        if self.kind == "rmsnorm":
+            return x * torch.rsqrt((x * x).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+        return F.layer_norm(x, x.shape[-1:], self.weight, getattr(self, "bias", None), self.eps)
+
+
+class MLP(nn.Module):
+    """model.mlp: proj(gelu_tanh(fc(x))), proj(gelu_erf(fc(x))) or proj(silu(gate(x)) * fc(x)) (SwiGLU);
+    biases when model.mlp_bias."""
+
+    def __init__(self, spec):
+        super().__init__()
+        self.kind = spec.mlp
+        self.fc = nn.Linear(spec.d_model, spec.d_ff, bias=spec.mlp_bias)
+        if spec.mlp == "swiglu":
+            self.gate = nn.Linear(spec.d_model, spec.d_ff, bias=spec.mlp_bias)
+        self.proj = nn.Linear(spec.d_ff, spec.d_model, bias=spec.mlp_bias)
+
+    def forward(self, x):
+        if self.kind == "swiglu":
+            return self.proj(F.silu(self.gate(x)) * self.fc(x))
+        return self.proj(F.gelu(self.fc(x), approximate="tanh" if self.kind == "gelu" else "none"))
 
 
 class Block(nn.Module):
     def __init__(self, spec, layer, positional):
         super().__init__()
         self.layer = layer
-        self.ln1 = nn.LayerNorm(spec.d_model)
+        self.parallel_residual = spec.parallel_residual
+        self.ln1 = Norm(spec)
         if spec.positional == "accumulated_rotation" and positional.pairs > 0:
             self.pos = OmegaIncrements(spec, positional.pairs)
         self.attn = Attention(spec, layer, positional)
         if not spec.attention_only:
-            self.ln2 = nn.LayerNorm(spec.d_model)
+            self.ln2 = Norm(spec)
             self.mlp = MLP(spec)
 
     def forward(self, x):
         y, aux = self.attn(self.ln1(x), x, self)
+        if not hasattr(self, "mlp"):
+            return x + y, aux
+        if self.parallel_residual:  # x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX)
+            return x + y + self.mlp(self.ln2(x)), aux
         x = x + y
-        if hasattr(self, "mlp"):
-            x = x + self.mlp(self.ln2(x))
-        return x, aux
+        return x + self.mlp(self.ln2(x)), aux
 
 
 class LabModel(nn.Module):
@@ -163,7 +192,7 @@ class LabModel(nn.Module):
         if spec.positional == "learned":
             self.pos_emb = nn.Embedding(spec.context, spec.d_model)
         self.blocks = nn.ModuleList(Block(spec, l, self.positional) for l in range(spec.n_layers))
-        self.ln_f = nn.LayerNorm(spec.d_model)
+        self.ln_f = Norm(spec)
         if not spec.tied_embeddings:
             self.head = nn.Linear(spec.d_model, spec.vocab, bias=False)
         self.reset_parameters(config["train"].get("seed", 1))
@@ -174,14 +203,16 @@ class LabModel(nn.Module):
         torch's, not the engine's: for the lab's exact initial weights, start from an exported init/ folder."""
         gen = torch.Generator().manual_seed(int(seed))
         residual = 0.02 / math.sqrt(2.0 * self.spec.n_layers)
+        variant_parameters = {f"blocks.{l}.attn.{n}": block.attn.variant
+                              for l, block in enumerate(self.blocks) for n in block.attn.variant.parameters(self.spec)}
         with torch.no_grad():
             for name, p in self.named_parameters():
-                if name.endswith("ln1.weight") or name.endswith("ln2.weight") or name == "ln_f.weight":
+                if name in variant_parameters:
+                    variant_parameters[name].initialise(name.rsplit(".", 1)[1], p, gen)
+                elif name.endswith("ln1.weight") or name.endswith("ln2.weight") or name == "ln_f.weight":
                     p.fill_(1.0)
                 elif name.endswith("retention.bias"):
                     p.fill_(2.0)
-                elif name.endswith("sigmoid_bias"):
-                    p.fill_(-math.log(self.spec.context))
                 elif name.endswith("omega.bias"):
                     freq = torch.tensor(self.positional.freq, dtype=torch.float64)
                     p.copy_(torch.log(torch.expm1(freq)))
@@ -215,6 +246,11 @@ class LabModel(nn.Module):
         if not (targets >= 0).any():  # nothing to score: the lab's loss is 0 there, not NaN
             return aux + 0.0 * logits.sum()
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets, ignore_index=-1) + aux
+
+    def decayed(self, name, p):
+        """True for the parameters the lab's AdamW decays: matrices, except tables it marks as not
+        decayed (static_map)."""
+        return p.dim() >= 2 and not name.endswith(".static_map")
 
     def record_entropies(self, on):
         for block in self.blocks:

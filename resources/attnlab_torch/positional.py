@@ -51,22 +51,39 @@ class Learned(Positional):
 
 
 class Rope(Positional):
-    """P4: pair m of q and k turns by t * theta^(-2m/d_head); only the first rotary_fraction of
-    the pairs turn; ntk_scale stretches the base (theta *= ntk^(d_head / (d_head - 2)))."""
+    """P4: pair m of q and k turns by t * freq_m, freq_m = theta^(-2m/span) / linear_scale; only the
+    first rotary_fraction of the pairs turn; ntk_scale stretches the base (theta *= ntk^(d_head / (d_head - 2)));
+    span is d_head, or the rotated dimensions with span_rotary_only (GPT-NeoX); llama3_factor > 0
+    applies Llama 3's band-wise scaling. All in double, as the engine."""
 
     def __init__(self, spec):
         super().__init__()
-        d_head = spec.d_head
-        self.pairs = int(math.floor(spec.positional_setting("rotary_fraction") * d_head / 2.0 + 0.5))
-        theta = spec.positional_setting("theta")
+        d_head, setting = spec.d_head, spec.positional_setting
+        self.pairs = int(math.floor(setting("rotary_fraction") * d_head / 2.0 + 0.5))
+        theta = setting("theta")
         if d_head > 2:
-            theta *= spec.positional_setting("ntk_scale") ** (d_head / (d_head - 2))
-        m = torch.arange(self.pairs, dtype=torch.float64)
-        self.register_buffer("freq", torch.pow(theta, -2.0 * m / d_head), persistent=False)
+            theta *= setting("ntk_scale") ** (d_head / (d_head - 2))
+        span = 2 * self.pairs if setting("span_rotary_only") > 0 else d_head
+        freq = [theta ** (-2.0 * m / span) / setting("linear_scale") for m in range(self.pairs)]
+        if setting("llama3_factor") > 0:
+            freq = [llama3_scaled(f, setting("llama3_factor"), setting("llama3_low_freq_factor"),
+                                  setting("llama3_high_freq_factor"), setting("llama3_original_context")) for f in freq]
+        self.register_buffer("freq", torch.tensor(freq, dtype=torch.float64), persistent=False)
 
     def angles(self, layer, x, block):
         t = torch.arange(x.shape[1], dtype=torch.float64, device=x.device).view(1, -1, 1)
         return (t * self.freq.to(x.device)).to(torch.float32)
+
+
+def llama3_scaled(freq, factor, low, high, context):
+    """Wavelengths below context/high stay, above context/low are divided by factor, a linear blend between."""
+    wavelength = 2 * math.pi / freq
+    if wavelength < context / high:
+        return freq
+    if wavelength > context / low:
+        return freq / factor
+    smooth = (context / wavelength - low) / (high - low)
+    return (1 - smooth) * freq / factor + smooth * freq
 
 
 class Alibi(Positional):

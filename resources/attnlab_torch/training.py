@@ -21,15 +21,51 @@ def plain_name(name):
     return name.replace("_fsdp_wrapped_module.", "").replace("module.", "", 1) if name.startswith(("module.", "_fsdp")) else name
 
 
+def circuit_of(name):
+    """("qk" | "ov" | None, layer) of a lab parameter name (engine/train/circuit_lr.cpp): W_q, W_k, W_qk are
+    the QK circuit, W_v, W_o the OV circuit; a tensor serving both (W_kv, W_qkv) keeps the base rate."""
+    parts = name.split(".")
+    if len(parts) != 5 or parts[0] != "blocks" or parts[2] != "attn" or parts[4] != "weight":
+        return None, -1
+    kind = {"wq": "qk", "wk": "qk", "wqk": "qk", "wv": "ov", "wo": "ov"}.get(parts[3])
+    return kind, int(parts[1])
+
+
+def circuit_ratio(group, step, train):
+    """The factor on the learning rate of an optimiser group at 0-based step `step` (1 outside the
+    circuit, the layers listed in train.lr_ratio_layers or the steps [lr_ratio_from, lr_ratio_until))."""
+    kind, layer = group.get("circuit", (None, -1))
+    if kind is None:
+        return 1.0
+    layers = [int(l) for l in str(train["lr_ratio_layers"]).split(",") if l != ""]
+    until = int(train["lr_ratio_until"])
+    in_window = step >= int(train["lr_ratio_from"]) and (until == 0 or step < until)
+    if not in_window or (layers and layer not in layers):
+        return 1.0
+    return float(train["qk_lr_ratio"] if kind == "qk" else train["ov_lr_ratio"])
+
+
+def set_learning_rates(optimizer, lr, step, train):
+    for group in optimizer.param_groups:
+        group["lr"] = lr * circuit_ratio(group, step, train)
+
+
 def make_optimizer(model, train, decay_names=None):
-    """AdamW with the lab's betas, eps and decay; decay applies to matrices (parameters of 2 or more
-    dimensions, or the names in decay_names: FSDP shards matrices into flat pieces)."""
+    """AdamW with the lab's betas, eps and decay; decay applies to what the lab decays (LabModel.decayed,
+    or the names in decay_names: FSDP shards matrices into flat pieces). Parameters of the QK and OV
+    circuits get groups of their own, so set_learning_rates can give them train.qk_lr_ratio, ov_lr_ratio."""
     params = [(plain_name(n), p) for n, p in model.named_parameters() if p.requires_grad]
-    decays = (lambda n, p: n in decay_names) if decay_names is not None else (lambda n, p: p.dim() >= 2)
-    decay = [p for n, p in params if decays(n, p)]
-    other = [p for n, p in params if not decays(n, p)]
-    groups = [{"params": decay, "weight_decay": train["weight_decay"]}, {"params": other, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=train["lr"], betas=(train["beta1"], train["beta2"]), eps=train["eps"])
+    if decay_names is None:
+        inner = getattr(model, "module", model)
+        decay_names = {n for n, p in params if inner.decayed(n, p)}
+    groups = {}
+    for n, p in params:
+        decays, circuit = n in decay_names, circuit_of(n)
+        key = (decays, circuit)
+        if key not in groups:
+            groups[key] = {"params": [], "weight_decay": train["weight_decay"] if decays else 0.0, "circuit": circuit}
+        groups[key]["params"].append(p)
+    return torch.optim.AdamW(list(groups.values()), lr=train["lr"], betas=(train["beta1"], train["beta2"]), eps=train["eps"])
 
 
 def gradient_norm(parameters):

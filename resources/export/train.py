@@ -37,7 +37,8 @@ except ImportError:
 import attnlab_torch as lab  # noqa: E402
 from attnlab_torch.checkpoint import history_header, history_line  # noqa: E402
 from attnlab_torch.data import TokenData  # noqa: E402
-from attnlab_torch.training import clip_gradients, gradient_norm, learning_rate, make_optimizer, plain_name  # noqa: E402
+from attnlab_torch.training import (clip_gradients, gradient_norm, learning_rate, make_optimizer, plain_name,  # noqa: E402
+                                    set_learning_rates)
 
 
 def parse_args():
@@ -196,7 +197,7 @@ def train_loop(args, run):
         fail(f"train.batch ({train['batch']}) is smaller than the number of processes ({run.world})")
     torch.manual_seed(int(train["seed"]) + run.rank)
     model.to(run.device)
-    decay_names = {n for n, p in model.named_parameters() if p.dim() >= 2}
+    decay_names = {n for n, p in model.named_parameters() if model.decayed(n, p)}
     wrapped = wrap(model, run)
     optimizer = make_optimizer(wrapped, train, decay_names)
     every = args.checkpoint_every or train["eval_every"] or train["steps"]
@@ -237,8 +238,7 @@ def train_loop(args, run):
             fail(f"training diverged at step {step + 1}: the loss or the gradient is not finite; "
                  f"the last checkpoint in {checkpoint_dir} is kept")
         row["lr"] = learning_rate(step, train)
-        for group in optimizer.param_groups:
-            group["lr"] = row["lr"]
+        set_learning_rates(optimizer, row["lr"], step, train)  # circuit rates: train.qk_lr_ratio, ov_lr_ratio
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         row.update({f"entropy_L{l}": e for l, e in enumerate(model.entropies()) if e is not None})

@@ -21,7 +21,7 @@ import torch  # noqa: E402
 
 import attnlab_torch as lab  # noqa: E402
 from attnlab_torch.safetensors_io import read_safetensors  # noqa: E402
-from attnlab_torch.training import learning_rate, make_optimizer, clip_gradients  # noqa: E402
+from attnlab_torch.training import clip_gradients, learning_rate, make_optimizer, set_learning_rates  # noqa: E402
 
 
 def relative(a, b, floor=0.0):
@@ -64,13 +64,12 @@ def check_case(folder):
 
 
 def check_optimizer(name, folder, model, ref):
-    """The engine's clipping, one AdamW step (decay on matrices only) and its schedule."""
+    """The engine's clipping, one AdamW step (decay as the lab decays, circuit learning rates) and its schedule."""
     failures = []
     train = model.config["train"]
     clip_gradients(model, train["grad_clip"])
     optimizer = make_optimizer(model, train)
-    for group in optimizer.param_groups:
-        group["lr"] = float(ref["lr"])
+    set_learning_rates(optimizer, float(ref["lr"]), 0, train)  # with the circuit rates of train.qk_lr_ratio, ...
     optimizer.step()
     for n, p in model.named_parameters():
         before = p.detach()

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Opens tiny random Hugging Face models with attnlab-cli and checks the logits against reference
 forwards written here from each architecture's published definition (GPT-2, Llama, Qwen2,
-GPT-NeoX), in float64 with PyTorch; transformers is not used. Also the BF16 and sharded forms,
+GPT-NeoX), in float64 with PyTorch; transformers is not used; and the same for the PyTorch export
+of each (export pytorch --model HFDIR, then attnlab_torch). Also the BF16 and sharded forms,
 both GPT-2 name layouts, the cache listing, and bad folders refused with one clear line.
 
 usage: hf_reference.py --cli build/bin/attnlab-cli [--work DIR]"""
@@ -48,6 +49,7 @@ def safetensors_bytes(tensors, dtype=torch.float32, header_patch=None):
 
 
 saved = {}  # folder name -> the tensors written there
+exported = []  # (name, folder, ids, reference logits) of each compared model, for export_pytorch
 
 
 def write_folder(folder, config, tensors, dtype=torch.float32, shards=1):
@@ -299,6 +301,7 @@ def engine_logits(cli, folder, ids, work):
 
 
 def compare(cli, name, folder, ids, reference, work):
+    exported.append((name, folder, ids, reference))
     logits, why = engine_logits(cli, folder, ids, work)
     if logits is None:
         check(False, "%s: attnlab-cli trace failed: %s" % (name, why))
@@ -359,6 +362,9 @@ def main():
 
     for name, folder in [("gpt2", "gpt2"), ("llama", "llama"), ("qwen2", "qwen2"), ("gpt_neox", "neox"), ("gpt_neox sharded", "neox_sharded")]:
         export_round_trip(a.cli, name, os.path.join(work, folder), saved[folder], work)
+    for name, folder, ids_, reference in exported:
+        if os.path.basename(folder) in ("gpt2", "llama", "qwen2", "neox"):
+            export_pytorch(a.cli, name, folder, ids_, reference, work)
     bad_folders(a.cli, work, gen)
     cache_listing(a.cli, work)
     print("%d failure(s)" % len(failures))
@@ -378,6 +384,24 @@ def export_round_trip(cli, name, folder, W, work):
     expected = {n: t for n, t in W.items() if not buffers(n)}
     same = set(back) == set(expected) and all(torch.equal(back[n], expected[n].to(torch.float32)) for n in expected)
     check(same, "%s: export-hf writes back the same tensors under the same names" % name)
+
+
+def export_pytorch(cli, name, folder, ids, reference, work):
+    """export pytorch --model HFDIR: the exported attnlab_torch builds the imported model from init/ and its
+    float32 logits match the reference forward to 1e-4, as the engine's do."""
+    out = os.path.join(work, "torch_" + os.path.basename(folder))
+    r = run(cli, "export", "pytorch", "--model", folder, "--out", out)
+    if r.returncode != 0:
+        check(False, "%s: export pytorch failed: %s" % (name, r.stderr.strip()))
+        return
+    if out not in sys.path:
+        sys.path.insert(0, out)
+    import attnlab_torch as lab  # the exported copy (the package is the same in every export)
+    model = lab.load(os.path.join(out, "init"))
+    logits = model(torch.tensor([ids])).detach().to(F64)[0]
+    rel = ((logits - reference).abs().max() / reference.abs().max()).item()
+    check(logits.shape == reference.shape and rel < 1e-4,
+          "%s: export pytorch, attnlab_torch's logits match the reference (relative error %.2e)" % (name, rel))
 
 
 def bad_folders(cli, work, gen):
@@ -421,6 +445,16 @@ def bad_folders(cli, work, gen):
         f.write(struct.pack("<Q", 12) + b"not json at all!")
     expect_refusal(cli, "header not JSON", folder, "model.safetensors", "JSON")
     expect_refusal(cli, "missing weight", variant("missing", tensors={n: t for n, t in W.items() if n != "ln_f.bias"}), "ln_f.bias")
+    # --scale plans from config.json alone: the folder whose weights are broken still plans
+    r = run(cli, "export", "pytorch", "--model", os.path.join(work, "bad_missing"), "--scale", "n_layers=12", "--devices", "2")
+    check(r.returncode == 0 and "12 layers" in r.stdout and "parameters" in r.stdout,
+          "export pytorch --scale of a Hugging Face folder plans from its config.json (exit %d: %s)"
+          % (r.returncode, (r.stdout + r.stderr).strip().splitlines()[:2]))
+    out = os.path.join(work, "torch_bad_missing")  # the PyTorch export refuses the same folder in the same line
+    r = run(cli, "export", "pytorch", "--model", os.path.join(work, "bad_missing"), "--out", out)
+    line = r.stderr.strip()
+    check(r.returncode == 2 and len(line.splitlines()) == 1 and "ln_f.bias" in line and not os.path.exists(out),
+          "export pytorch of a folder missing a weight: refused with one line (exit %d: %s)" % (r.returncode, line))
     expect_refusal(cli, "wrong shape", variant("shape", tensors=dict(W, **{"wte.weight": rand(gen, 51, 32)})), "wte.weight", "shape")
     expect_refusal(cli, "bad config value", variant("config", dict(cfg, n_head="four")), "config.json", "n_head")
     folder = os.path.join(work, "bad_config_json")
