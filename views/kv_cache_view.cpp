@@ -87,7 +87,7 @@ class StayOpenMenu : public QObject {
 };
 
 KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
-    : QWidget(parent), attention_(context.attention), selection_(context.selection), model_(new KvCacheModel(this)) {
+    : QWidget(parent), attention_(context.attention), link_(context.kvLink), selection_(context.selection), model_(new KvCacheModel(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addWidget(buildPanel());
@@ -153,6 +153,12 @@ KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
     if (attention_) attention_->setEvictions(model_->result(), run);
   });
   connect(attention_, &AttentionMapModel::mapChanged, this, &KvCacheView::followSnapshot);
+  if (link_) {  // a comparison's views share one policy: start on the one chosen so far
+    connect(link_, &KvPolicyLink::chosen, this, [this](const EvictionChoice& choice, const QObject* from) {
+      if (from != this) takeChoice(choice);
+    });
+    if (!link_->choice().policy.isEmpty()) takeChoice(link_->choice());
+  }
   connect(selection_, &HeadSelection::headChanged, this, &KvCacheView::showSelection);
   followSnapshot();
 }
@@ -189,8 +195,12 @@ QWidget* KvCacheView::buildPanel() {
     policy_->setItemData(policy_->count() - 1, summary, Qt::ToolTipRole);
   }
   policy_->setCurrentText(QString::fromLatin1(kDefaultPolicy));
-  connect(policy_, &QComboBox::activated, this, [this] { policyChosen_ = true; });
+  connect(policy_, &QComboBox::activated, this, [this] {
+    policyChosen_ = true;
+    publishChoice();
+  });
   policy_->setToolTip(tr("The eviction policy (hover an entry for its rule)"));
+  policy_->setObjectName(QStringLiteral("kvPolicy"));
   policySettings_ = new QWidget(panel);
   policySettings_->setObjectName(QStringLiteral("policySettings"));
   policySettings_->setLayout(new QHBoxLayout);
@@ -199,11 +209,14 @@ QWidget* KvCacheView::buildPanel() {
   showPolicySettings();
   budget_ = new QLineEdit(QString::fromLatin1(kDefaultBudget), panel);
   budget_->setMaximumWidth(70);
+  budget_->setObjectName(QStringLiteral("kvBudget"));
   budget_->setToolTip(tr("Entries each KV head keeps: a count (32) or a share of the positions seen (25%). Empty: no budget "
                          "(full; learned_gate by its threshold)"));
   connect(budget_, &QLineEdit::returnPressed, this, &KvCacheView::run);
+  connect(budget_, &QLineEdit::editingFinished, this, &KvCacheView::publishChoice);
   scope_ = new QComboBox(panel);
   scope_->addItems({QStringLiteral("head"), QStringLiteral("layer")});
+  connect(scope_, &QComboBox::activated, this, &KvCacheView::publishChoice);
   scope_->setToolTip(tr("head: every KV head keeps the budget; layer: a layer's KV heads share budget x heads entries by score"));
 
   compare_ = new QToolButton(panel);
@@ -342,6 +355,29 @@ void KvCacheView::fitSplitter() {
   splitter_->setSizes({left, total - left});
 }
 
+EvictionChoice KvCacheView::choice() const {
+  const auto settings = settingsByPolicy_.find(policy_->currentText());
+  return {policy_->currentText(), budget_->text().trimmed(), scope_->currentText(),
+          settings == settingsByPolicy_.end() ? Settings{} : settings->second};
+}
+
+void KvCacheView::publishChoice() {
+  if (link_ && !takingChoice_) link_->publish(choice(), this);
+}
+
+void KvCacheView::takeChoice(const EvictionChoice& choice) {
+  if (choice == this->choice() || policy_->findText(choice.policy) < 0) return;
+  takingChoice_ = true;
+  policyChosen_ = true;
+  settingsByPolicy_[choice.policy] = choice.settings;
+  budget_->setText(choice.budget);
+  scope_->setCurrentText(choice.scope);
+  if (policy_->currentText() != choice.policy) policy_->setCurrentText(choice.policy);  // rebuilds the editors
+  else showPolicySettings();
+  takingChoice_ = false;
+  if (autoRunDone_ && isVisible()) run();
+}
+
 void KvCacheView::showPolicySettings() {
   QLayout* row = policySettings_->layout();
   while (QLayoutItem* item = row->takeAt(0)) {
@@ -364,6 +400,7 @@ void KvCacheView::showPolicySettings() {
     field->setKeyboardTracking(false);  // one run per finished edit, not per keystroke
     connect(field, &QDoubleSpinBox::valueChanged, this, [this, policy, key = spec.key](double value) {
       settingsByPolicy_[policy][key] = value;
+      publishChoice();
       if (autoRunDone_ && isVisible()) run();
     });
     row->addWidget(label);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/settings.h"
+#include "kv_policy_link.h"
 #include "view_context.h"
 #include "view_export.h"
 
@@ -63,6 +64,9 @@ class KvCacheView : public QWidget, public ExportableView {
  private:
   QWidget* buildPanel();
   void showPolicySettings();  // rebuilds policySettings_ for the chosen policy
+  EvictionChoice choice() const;
+  void publishChoice();                              // the user changed the choice: linked views follow
+  void takeChoice(const EvictionChoice& choice);     // another linked view's choice
   void followSnapshot();
   void maybeAutoRun();
   bool outdated() const;  // the model or the probe moved on since the last run
@@ -75,6 +79,8 @@ class KvCacheView : public QWidget, public ExportableView {
   int shownKvHead() const;
 
   AttentionMapModel* attention_;
+  KvPolicyLink* link_;
+  bool takingChoice_ = false;
   const HeadSelection* selection_;
   KvCacheModel* model_;
   QComboBox* promptSource_;

@@ -6,6 +6,7 @@ namespace attnlab {
 
 class AttentionMapModel;
 class HeadSelection;
+class KvPolicyLink;
 class LossHistoryModel;
 class SharedColourScale;
 class TrainingSession;
@@ -17,6 +18,7 @@ struct ViewContext {
   const LossHistoryModel* history = nullptr;   // the run's loss curve so far
   bool compact = false;                        // shown in a comparison pane, narrower than a tab
   const SharedColourScale* colourScale = nullptr;  // the runs' common scale; null: each map its own
+  KvPolicyLink* kvLink = nullptr;              // the runs' common KV-cache policy; null: each view its own
 };
 
 }  // namespace attnlab

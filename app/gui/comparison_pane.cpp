@@ -133,7 +133,7 @@ QString ComparisonPane::shortName() const {
 
 void ComparisonPane::setViewKind(int kind) {
   delete viewArea_->takeWidget();
-  view_ = viewKinds().at(kind).make(ViewContext{attention_, selection_, session_, history_, true, colourScale_}, nullptr);
+  view_ = viewKinds().at(kind).make(ViewContext{attention_, selection_, session_, history_, true, colourScale_, kvLink_}, nullptr);
   viewArea_->setWidget(view_.widget);
 }
 

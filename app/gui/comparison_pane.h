@@ -22,6 +22,7 @@ class AttentionMapModel;
 class RunFolderWatcher;
 class HeadSelection;
 class SharedColourScale;
+class KvPolicyLink;
 class LossHistoryModel;
 
 class ComparisonPane : public QFrame {
@@ -54,6 +55,7 @@ class ComparisonPane : public QFrame {
   void setViewKind(int kind);  // an index of viewKinds()
   // The colour scale the views made from now on share with the other runs (null: their own).
   void setColourScale(const SharedColourScale* scale) { colourScale_ = scale; }
+  void setKvLink(KvPolicyLink* link) { kvLink_ = link; }
   // A line under the header, e.g. why the linked selection shows another head here.
   void setNote(const QString& note);
   QString headerText() const;
@@ -79,6 +81,7 @@ class ComparisonPane : public QFrame {
   QScrollArea* viewArea_;
   ViewInstance view_;
   const SharedColourScale* colourScale_ = nullptr;
+  KvPolicyLink* kvLink_ = nullptr;
   ProgressSnapshot progress_;
   bool hasProgress_ = false;
   int tracedStep_ = -1;

@@ -37,6 +37,7 @@
 #include "new_comparison_dialog.h"
 #include "probe_editor.h"
 #include "selection_link.h"
+#include "kv_policy_link.h"
 #include "shared_colour_scale.h"
 #include "view_kind.h"
 
@@ -60,6 +61,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     : QMainWindow(parent),
       link_(new SelectionLink(this)),
       colourScale_(new SharedColourScale(this)),
+      kvLink_(new KvPolicyLink(this)),
       metrics_(new ComparisonMetricsModel(this)),
       difference_(new AttentionDifferenceModel(this)) {
   QStringList names, titles;
@@ -73,6 +75,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     link_->add(pane->selection());
     colourScale_->add(pane->selection());
     pane->setColourScale(colourScale_);
+    pane->setKvLink(kvLink_);
     connect(pane, &ComparisonPane::traced, this, &ComparisonWindow::paneTraced);
     connect(pane, &ComparisonPane::stateChanged, this, &ComparisonWindow::paneStateChanged);
     connect(pane, &ComparisonPane::progressed, metrics_, &ComparisonMetricsModel::setProgress);
@@ -226,6 +229,14 @@ void ComparisonWindow::buildCentralArea() {
   connect(sharedScale, &QCheckBox::toggled, colourScale_, &SharedColourScale::setShared);
   selection->addSpacing(8);
   selection->addWidget(sharedScale);
+  auto* linkKv = new QCheckBox(tr("one KV policy for all runs"), central);
+  linkKv->setObjectName(QStringLiteral("linkKvPolicy"));
+  linkKv->setChecked(kvLink_->isLinked());
+  linkKv->setToolTip(tr("On: choosing a KV-cache policy, budget or policy setting in one run's KV cache view sets it in every run's, "
+                        "so they differ only in the model. Off: each run keeps its own."));
+  connect(linkKv, &QCheckBox::toggled, kvLink_, &KvPolicyLink::setLinked);
+  selection->addSpacing(8);
+  selection->addWidget(linkKv);
   selection->addSpacing(16);
   auto* hint = new QLabel(tr("One selection for all runs: choosing a head here or clicking one in any model view selects it everywhere."), central);
   hint->setStyleSheet(QStringLiteral("color: #666;"));

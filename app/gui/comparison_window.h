@@ -30,6 +30,7 @@ class ComparisonPane;
 class ProbeEditor;
 class SelectionLink;
 class SharedColourScale;
+class KvPolicyLink;
 struct LoadedCheckpoint;
 
 class ComparisonWindow : public QMainWindow {
@@ -47,6 +48,7 @@ class ComparisonWindow : public QMainWindow {
   ComparisonPane* pane(int i) const { return panes_.at(i); }
   SelectionLink* selection() const { return link_; }
   SharedColourScale* colourScale() const { return colourScale_; }  // shared by default
+  KvPolicyLink* kvLink() const { return kvLink_; }                 // linked by default
   ComparisonMetricsModel* metrics() const { return metrics_; }
   AttentionDifferenceModel* difference() const { return difference_; }
   ProbeEditor* probeEditor() const { return probe_; }
@@ -103,6 +105,7 @@ class ComparisonWindow : public QMainWindow {
   std::vector<ComparisonPane*> panes_;
   SelectionLink* link_;
   SharedColourScale* colourScale_;
+  KvPolicyLink* kvLink_;
   ComparisonMetricsModel* metrics_;
   AttentionDifferenceModel* difference_;
   AttentionDifferenceView* differenceView_ = nullptr;

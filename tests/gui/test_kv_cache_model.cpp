@@ -2,7 +2,9 @@
 // known cell states, live counts and bytes; matched runs keep the reference's counts; bad input
 // gives a message. Plus the view drawing its raster offscreen.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -18,6 +20,7 @@
 #include "kv_cache_model.h"
 #include "kv_cache_view.h"
 #include "kv_occupancy_raster.h"
+#include "kv_policy_link.h"
 #include "kv_study_report.h"
 #include "model/workspace.h"
 
@@ -343,6 +346,36 @@ class TestKvCacheModel : public QObject {
     QCOMPARE(table->rowCount(), rows);
     QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("attention"));
     QCOMPARE(KvStudyReport::splitCsvLine(QStringLiteral("a,\"b,\"\"c\"\"\",,d")), QStringList({"a", "b,\"c\"", "", "d"}));
+  }
+
+  // Views sharing a link (a comparison's panes) follow each other's policy, budget and settings;
+  // unlinked, each keeps its own; a view joining later starts on the linked choice.
+  void linkedViewsShareOnePolicy() {
+    AttentionMapModel attention;
+    HeadSelection selection(&attention);
+    KvPolicyLink link;
+    KvCacheView a(ViewContext{.attention = &attention, .selection = &selection, .kvLink = &link});
+    KvCacheView b(ViewContext{.attention = &attention, .selection = &selection, .kvLink = &link});
+    auto policyOf = [](KvCacheView& v) { return v.findChild<QComboBox*>(QStringLiteral("kvPolicy")); };
+    auto budgetOf = [](KvCacheView& v) { return v.findChild<QLineEdit*>(QStringLiteral("kvBudget")); };
+    QVERIFY(policyOf(a) && budgetOf(a) && policyOf(b) && budgetOf(b));
+    policyOf(a)->setCurrentText(QStringLiteral("h2o"));
+    emit policyOf(a)->activated(policyOf(a)->currentIndex());
+    QCOMPARE(policyOf(b)->currentText(), QStringLiteral("h2o"));
+    budgetOf(a)->setText(QStringLiteral("25%"));
+    emit budgetOf(a)->editingFinished();
+    QCOMPARE(budgetOf(b)->text(), QStringLiteral("25%"));
+    auto* ratio = b.findChild<QDoubleSpinBox*>(QStringLiteral("policySetting.recent_ratio"));
+    QVERIFY(ratio);
+    ratio->setValue(0.25);
+    QCOMPARE(a.findChild<QDoubleSpinBox*>(QStringLiteral("policySetting.recent_ratio"))->value(), 0.25);
+    KvCacheView late(ViewContext{.attention = &attention, .selection = &selection, .kvLink = &link});
+    QCOMPARE(policyOf(late)->currentText(), QStringLiteral("h2o"));
+    QCOMPARE(budgetOf(late)->text(), QStringLiteral("25%"));
+    link.setLinked(false);
+    policyOf(a)->setCurrentText(QStringLiteral("window"));
+    emit policyOf(a)->activated(policyOf(a)->currentIndex());
+    QCOMPARE(policyOf(b)->currentText(), QStringLiteral("h2o"));
   }
 
   void viewRunsOnceWithAModel() {
