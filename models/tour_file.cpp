@@ -32,7 +32,7 @@ std::vector<std::string> words(const std::string& s) {
 }
 
 bool isName(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+  return !s.empty() && !std::isdigit((unsigned char)s[0]) && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
 }
 
 class TourParser {

@@ -232,9 +232,10 @@ class AbsentTokenHooks : public ForwardHooks {
 
 void addAbsentToken(const TraceSnapshot& snapshot, TourNumbers& out) {
   const Model& model = *snapshot.model->model;
-  std::vector<int> tokens = snapshot.trace.tokens;
+  std::vector<int> tokens = snapshot.trace.tokens;  // the probe, less its last token if it fills the context
+  if (int(tokens.size()) >= model.config().context) tokens.resize(size_t(model.config().context - 1));
   const int T = int(tokens.size()), at = T / 2, width = model.config().d_model;
-  if (T < 2 || T + 1 > model.config().context) throw std::invalid_argument("absent token: the probe needs 2 to context - 1 tokens");
+  if (T < 2) throw std::invalid_argument("absent token: the probe needs at least 2 tokens");
   std::vector<int> targets(T + 1, -1);
   auto ws = makeWorkspace();
   AbsentTokenHooks plain(-1), absent(at);
@@ -359,7 +360,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"length_accuracy", {"m"}, "validation accuracy at m times the training length (tasks with answers)"},
       {"length_reaches", {"m"}, "1 when the model's positions reach m times the training length (a learned table ends at the context), else 0"},
       {"parameters", {}, "the model's parameter count"},
-      {"absent_token_change", {}, "largest change of any layer's attention output for the probe's tokens when a token with a zero residual is inserted in its middle"},
+      {"absent_token_change", {}, "largest change of any layer's attention output for the probe's tokens (at most context - 1) when a token with a zero residual is inserted in their middle"},
       {"absent_token_weight", {}, "the largest weight any head gives that inserted token"},
       {"kept", {"name"}, "a number an earlier step kept with @keep name EXPRESSION"},
       {"weight", {"L", "H", "q", "k"}, "attention weight of query position q on key position k in the probe"},
