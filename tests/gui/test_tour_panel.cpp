@@ -227,12 +227,14 @@ class TourPanelTest : public QObject {
     QCOMPARE(QApplication::palette().color(QPalette::Window), QColor(Qt::black));
     QVERIFY(window.tourPanel()->isVisible());
     QCOMPARE(window.tourPanel()->textBrowser()->font().pointSizeF(), before.pointSizeF() * 1.75 * 1.25);
+    QVERIFY(window.view<AttentionHeatmapView>()->valuesShown());  // weights as text, not only on hover
     mode->setScalePercent(200);
     QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF() * 2);
     toggle->trigger();
     QVERIFY(!mode->isOn());
     QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF());
     QCOMPARE(QApplication::palette().color(QPalette::Window), windowColour);
+    QVERIFY(!window.view<AttentionHeatmapView>()->valuesShown());
   }
 
   void aStepThatCannotRunSaysWhy() {
