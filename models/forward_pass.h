@@ -26,9 +26,11 @@ struct ForwardPass {
   std::vector<double> score;             // the trace's score
   std::vector<double> weight;            // the trace's weight
   std::vector<double> recomputed;        // the normalisation applied to `score` (softmax or sigmoid), or empty
-  std::string normalisation;             // "softmax", "sigmoid" or the variant's own (not recomputed)
+  std::string normalisation;             // "softmax", "sigmoid", "linear", "presence" or the variant's own (not recomputed)
+  std::vector<double> presence;          // presence coupling (OAttention): p_j per visible key; empty otherwise
+  double queryPresence = 1;              // p_i, which scales the output under presence coupling
   double maxScore = 0, expSum = 0;       // softmax: the max subtracted and sum of exp(score - max)
-  std::vector<double> output;            // [d] sum_j weight_j v_j
+  std::vector<double> output;            // [d] sum_j weight_j v_j (times p_i under presence coupling)
   double weightSum = 0;
 };
 

@@ -1,6 +1,8 @@
 #include "tour_file.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <sstream>
 
 #include "io/config_json.h"
@@ -29,6 +31,10 @@ std::vector<std::string> words(const std::string& s) {
   return w;
 }
 
+bool isName(const std::string& s) {
+  return !s.empty() && !std::isdigit((unsigned char)s[0]) && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+}
+
 class TourParser {
  public:
   TourParser(const std::string& fileName, const std::vector<std::string>& views) : file_(fileName), views_(views) {}
@@ -49,6 +55,10 @@ class TourParser {
       if (!step.question.empty() && step.choices.size() < 2) return at(step.line, "@predict needs at least two @choice lines");
       if (!step.question.empty() && (step.answer < 1 || step.answer > int(step.choices.size())))
         return at(step.line, "@predict needs @answer N with N from 1 to " + std::to_string(step.choices.size()));
+      for (const TourCall& call : step.calls())
+        if (call.name == "kept" && !kept_.count(call.args.at(0)))
+          return at(step.line, "kept(" + call.args.at(0) + ") names no number an earlier step keeps (@keep " + call.args.at(0) + " ...)");
+      for (const TourKeep& k : step.keeps) kept_.insert(k.name);
       return {};
     };
     while (std::getline(in, raw)) {
@@ -141,7 +151,7 @@ class TourParser {
     } else if (d == "select-best") {
       a.kind = Kind::SelectBest;
       a.text = rest;
-      if (rest != "induction" && rest != "prev_token") return "@select-best needs induction or prev_token";
+      if (rest != "induction" && rest != "prev_token" && rest != "sink") return "@select-best needs induction, prev_token or sink";
     } else if (d == "view") {
       a.kind = Kind::View;
       a.text = rest;
@@ -192,6 +202,16 @@ class TourParser {
       if (const std::string why = TourExpression::parse(rest, check.condition, checkTourCall); !why.empty()) return "in @check: " + why;
       step.checks.push_back(std::move(check));
       return {};
+    } else if (d == "keep") {
+      TourKeep keep;
+      keep.line = line_;
+      const size_t space = rest.find(' ');
+      keep.name = rest.substr(0, space);
+      if (space == std::string::npos || !isName(keep.name)) return "@keep needs a name and an expression: '@keep rope_loss length_loss(4)'";
+      if (const std::string why = TourExpression::parse(trim(rest.substr(space)), keep.expression, checkTourCall); !why.empty())
+        return "in @keep: " + why;
+      step.keeps.push_back(std::move(keep));
+      return {};
     } else if (d == "pass" || d == "fail") {
       if (step.checks.empty()) return "@" + d + " comes after a @check";
       TourTemplate& t = d == "pass" ? step.checks.back().pass : step.checks.back().fail;
@@ -199,7 +219,7 @@ class TourParser {
       return {};
     } else {
       return "unknown line '@" + d +
-             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, predict, choice, answer, reveal, check, pass, fail)";
+             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, predict, choice, answer, reveal, check, pass, fail, keep)";
     }
     step.actions.push_back(std::move(a));
     return {};
@@ -207,6 +227,7 @@ class TourParser {
 
   std::string file_;
   const std::vector<std::string>& views_;
+  std::set<std::string> kept_;  // names kept by the steps so far
   int line_ = 0;
 };
 
@@ -217,6 +238,7 @@ std::vector<TourCall> TourStep::calls() const {
   const auto add = [&all](const std::vector<TourCall>& more) { all.insert(all.end(), more.begin(), more.end()); };
   add(reveal.calls());
   for (const TourAction& a : actions) add(a.condition.calls());
+  for (const TourKeep& k : keeps) add(k.expression.calls());
   for (const TourCheck& c : checks) {
     add(c.condition.calls());
     add(c.pass.calls());

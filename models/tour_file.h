@@ -14,7 +14,7 @@
 //   @set train.steps=300                        preset NAME, set KEY=VALUE (re-applies the
 //   @train 200                                  experiment), train N (to step N, then pause),
 //   @train-until 600 induction(2,1) > 0.3       train-until MAX CONDITION (checked every 25 steps),
-//   @select 2 1                                 pause, select L H, select-best induction|prev_token
+//   @select 2 1                                 pause, select L H, select-best induction|prev_token|sink
 //                                               (the head scoring highest), view NAME, compare A,B,
 //   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout
 //   @predict Which key will it pick?          optional question, asked before the actions run;
@@ -25,6 +25,8 @@
 //   @check induction(2,1) > 0.3               a check, and what the panel says when it holds
 //   @pass Head 2.1 is an induction head ({induction(2,1):.2f}).   or when it fails
 //   @fail In this run the head did not form yet: train 200 more steps or try seed 2.
+//   @keep rope_loss length_loss(4)            after the step, keeps a number under a name that
+//                                               later steps read as kept(rope_loss)
 //
 // Lines starting with "//" are comments. Every expression is parsed when the file loads, against
 // the numbers a tour may use (tour_numbers.h), so a typo is found then and not in front of a class.
@@ -52,6 +54,13 @@ struct TourCheck {
   TourTemplate pass, fail;
 };
 
+// A number a later step compares against: `expression` evaluated when the step's numbers are in.
+struct TourKeep {
+  int line = 0;
+  std::string name;
+  TourExpression expression;
+};
+
 struct TourStep {
   int line = 0;
   std::string title;
@@ -62,6 +71,7 @@ struct TourStep {
   int answer = 0;  // 1-based; 0 without a question
   TourTemplate reveal;
   std::vector<TourCheck> checks;
+  std::vector<TourKeep> keeps;
 
   // Every live number the step's text, reveal, conditions and checks name.
   std::vector<TourCall> calls() const;

@@ -10,7 +10,11 @@
 #include "data/task.h"
 #include "kv/eviction_policy.h"
 #include "kv/live_cache_eval.h"
+#include "analysis/qk_spectrum.h"
 #include "model/kv_bytes.h"
+#include "model/length_limit.h"
+#include "model/workspace.h"
+#include "train/length_eval.h"
 
 namespace attnlab {
 
@@ -23,10 +27,14 @@ constexpr int kDiagnosticsBatch = 8;
 constexpr uint64_t kDiagnosticsSeed = 7;
 constexpr uint64_t kDropOrderSeed = 11;
 constexpr int kCacheSequences = 12;
+constexpr int kLengthBatches = 4;  // validation batches per length: the sweep must stay quick at 8x
 
 const std::set<std::string> kDiagnostics = {"induction", "prev_token", "sink", "entropy", "distance",
                                             "best_induction", "best_induction_layer", "best_induction_head",
-                                            "best_prev_token", "best_prev_token_layer", "best_prev_token_head"};
+                                            "best_prev_token", "best_prev_token_layer", "best_prev_token_head",
+                                            "best_sink", "best_sink_layer", "best_sink_head", "mean_sink", "uniform_sink"};
+const std::set<std::string> kSpectrum = {"qk_radius_over_null", "qk_imaginary_share", "qk_skew_share", "rope_rotational_share"};
+const std::set<std::string> kLength = {"length_loss", "length_accuracy", "length_reaches"};
 const std::set<std::string> kImportance = {"ablation", "intact_loss", "most_important_layer", "most_important_head",
                                            "most_important_ablation", "least_important_ablation", "drop_metric"};
 
@@ -59,8 +67,20 @@ void addDiagnostics(const std::vector<TourCall>& calls, const ModelSnapshot& sna
   MapDiagnosticsProbe probe(*task, run.config.model.vocab, run.sequenceLength, kDiagnosticsBatch, kDiagnosticsSeed);
   const auto heads = probe.measure(*snapshot.model);
   for (const TourCall& call : calls) {
-    if (call.name.rfind("best_", 0) == 0) {
-      const std::string what = call.name.find("induction") != std::string::npos ? "induction" : "prev_token";
+    if (call.name == "uniform_sink") {  // a head spreading evenly: 1/n on the first of n visible keys, averaged over the rows
+      double sum = 0;
+      for (int n = 1; n <= run.sequenceLength; ++n) sum += 1.0 / n;
+      out["uniform_sink"] = run.sequenceLength ? sum / run.sequenceLength : kUnknown;
+    } else if (call.name == "mean_sink") {
+      double sum = 0;
+      int count = 0;
+      for (const auto& layer : heads)
+        for (const MapDiagnostics& d : layer) sum += d.sink, ++count;
+      out["mean_sink"] = count ? sum / count : kUnknown;
+    } else if (call.name.rfind("best_", 0) == 0) {
+      const std::string what = call.name.find("induction") != std::string::npos ? "induction"
+                               : call.name.find("sink") != std::string::npos    ? "sink"
+                                                                                : "prev_token";
       double best = -1;
       int bestLayer = 0, bestHead = 0;
       for (size_t l = 0; l < heads.size(); ++l)
@@ -139,6 +159,102 @@ void addCache(const TourCall& call, const ModelSnapshot& snapshot, TourNumbers& 
   out["kv_live_share" + args] = result.liveShare;
 }
 
+// The spectrum of a head's W_q^T W_k (analysis/qk_spectrum.h), against the random null of a fresh
+// model seeded as the Spectra tab seeds it.
+void addSpectrum(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, TourNumbers& out) {
+  const Model& model = *snapshot.model;
+  std::vector<std::pair<int, int>> heads;
+  std::vector<const TourCall*> asked;
+  for (const TourCall& call : calls)
+    if (kSpectrum.count(call.name)) {
+      const HeadRef ref = headOf(call, model);
+      heads.push_back({ref.layer, ref.head});
+      asked.push_back(&call);
+    }
+  const QkSpectrumReport report = qkSpectra(model.config(), model.params(), heads, snapshot.run->config.train.seed + 1);
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const QkSpectrum& h = report.heads.at(i);
+    const std::string& name = asked[i]->name;
+    double v = kUnknown;
+    if (name == "qk_radius_over_null" && report.null.circular_radius > 0) v = h.spectral_radius / report.null.circular_radius;
+    if (name == "qk_imaginary_share") v = h.imaginary_share;
+    if (name == "qk_skew_share") v = h.skew_energy_share;
+    if (name == "rope_rotational_share" && !h.rope.empty()) v = h.rope_rotational_share;
+    out[asked[i]->key()] = v;
+  }
+}
+
+// Validation at a multiple of the training length (train/length_eval.h); unknown where the model's
+// positions do not reach (a learned table past its context).
+void addLength(const TourCall& call, const ModelSnapshot& snapshot, TourNumbers& out) {
+  const RunData& run = *snapshot.run;
+  const double m = call.numberArg(0);
+  if (!(m > 0 && m <= 64)) throw std::invalid_argument(call.key() + ": needs a multiple of the training length in (0, 64]");
+  std::string error;
+  const std::unique_ptr<Task> task = makeTask(run.config.task, error);
+  if (!task) throw std::invalid_argument(call.key() + ": " + error);
+  const int length = int(std::lround(m * run.sequenceLength));
+  const std::string arg = "(" + call.args[0] + ")";
+  out["length_reaches" + arg] = lengthRefusal(snapshot.model->config(), length).empty() ? 1 : 0;
+  if (call.name == "length_reaches") return;
+  try {
+    const EvalResult r = evaluateAtLength(run.config, *task, *snapshot.model, run.sequenceLength, length, kLengthBatches);
+    out["length_loss" + arg] = r.loss;
+    out["length_accuracy" + arg] = run.hasAnswers ? r.accuracy : kUnknown;
+  } catch (const ConfigError&) {
+    out["length_loss" + arg] = kUnknown;
+    out["length_accuracy" + arg] = kUnknown;
+  }
+}
+
+// A token made absent: inserted into the probe with its residual set to zero entering every layer
+// (OAttention's presence is then exactly 0). Records every layer's attention output and the
+// weights queries give the absent token.
+class AbsentTokenHooks : public ForwardHooks {
+ public:
+  explicit AbsentTokenHooks(int absent) : absent_(absent) {}
+  bool wants(HookSite site, int) const override {
+    return site == HookSite::attn_out || (absent_ >= 0 && (site == HookSite::resid_pre || site == HookSite::attn_pattern));
+  }
+  void at(const Activation& a) override {
+    if (a.site == HookSite::resid_pre) std::fill(a.row(0, 0, absent_), a.row(0, 0, absent_) + a.width, 0.0f);
+    if (a.site == HookSite::attn_out) outputs.emplace_back(a.data, a.data + a.size());
+    if (a.site == HookSite::attn_pattern)  // head-major [H, T(query), T(key)]: the absent key's column
+      for (int h = 0; h < a.heads; ++h)
+        for (int q = absent_; q < a.T; ++q) absentWeight = std::max(absentWeight, double(a.row(0, h, q)[absent_]));
+  }
+  std::vector<std::vector<float>> outputs;  // per layer, [T, d_model]
+  double absentWeight = 0;
+
+ private:
+  int absent_;
+};
+
+void addAbsentToken(const TraceSnapshot& snapshot, TourNumbers& out) {
+  const Model& model = *snapshot.model->model;
+  std::vector<int> tokens = snapshot.trace.tokens;  // the probe, less its last token if it fills the context
+  if (int(tokens.size()) >= model.config().context) tokens.resize(size_t(model.config().context - 1));
+  const int T = int(tokens.size()), at = T / 2, width = model.config().d_model;
+  if (T < 2) throw std::invalid_argument("absent token: the probe needs at least 2 tokens");
+  std::vector<int> targets(T + 1, -1);
+  auto ws = makeWorkspace();
+  AbsentTokenHooks plain(-1), absent(at);
+  ws->hooks = &plain;
+  model.forward(*ws, tokens.data(), targets.data(), 1, T);
+  tokens.insert(tokens.begin() + at, tokens[at]);
+  ws->hooks = &absent;
+  model.forward(*ws, tokens.data(), targets.data(), 1, T + 1);
+  double change = 0;
+  for (size_t l = 0; l < plain.outputs.size(); ++l)
+    for (int t = 0; t < T; ++t) {
+      const int shifted = t < at ? t : t + 1;
+      for (int c = 0; c < width; ++c)
+        change = std::max(change, double(std::abs(plain.outputs[l][size_t(t) * width + c] - absent.outputs[l][size_t(shifted) * width + c])));
+    }
+  out["absent_token_change"] = change;
+  out["absent_token_weight"] = absent.absentWeight;
+}
+
 // Numbers read off the probe's trace of one head: position arguments are 1-based.
 void addTraceNumber(const TourCall& call, const TraceSnapshot& snapshot, TourNumbers& out) {
   const Model& model = *snapshot.model->model;
@@ -151,6 +267,12 @@ void addTraceNumber(const TourCall& call, const TraceSnapshot& snapshot, TourNum
       throw std::invalid_argument(call.key() + ": the probe has positions 1.." + std::to_string(T));
     return int(p) - 1;
   };
+  if (call.name == "mean_output_gate") {  // unknown without an output gate
+    double sum = 0;
+    for (float g : h.output_gate) sum += g;
+    out[call.key()] = h.output_gate.empty() ? kUnknown : sum / h.output_gate.size();
+    return;
+  }
   if (call.name == "zero_weights" || call.name == "zero_weight_share") {
     long zeros = 0, visible = 0;
     for (int i = 0; i < T; ++i)
@@ -203,6 +325,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"total_steps", {}, "steps the run is set to train"},
       {"loss", {}, "the latest training loss"},
       {"val_loss", {}, "the latest validation loss"},
+      {"val_perplexity", {}, "e to the validation loss"},
       {"accuracy", {}, "the latest validation accuracy (0..1; tasks with answers)"},
       {"layer", {}, "the selected layer"},
       {"head", {}, "the selected head"},
@@ -210,6 +333,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"n_heads", {}, "heads per layer"},
       {"d_head", {}, "dimensions of one head's q, k and v"},
       {"probe_length", {}, "tokens in the probe"},
+      {"train_length", {}, "tokens per training sequence"},
       {"kv_bytes_per_token", {}, "bytes the KV cache holds per token (every layer's keys and values)"},
       {"induction", {"L", "H"}, "induction score: weight on the token after the earlier copy, on repeated random sequences"},
       {"prev_token", {"L", "H"}, "previous-token score: mean weight on the key just before the query"},
@@ -222,6 +346,23 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"best_prev_token", {}, "the largest previous-token score of any head"},
       {"best_prev_token_layer", {}, "layer of that head"},
       {"best_prev_token_head", {}, "head of that head"},
+      {"best_sink", {}, "the largest sink score (mean weight on the first token) of any head"},
+      {"best_sink_layer", {}, "layer of that head"},
+      {"best_sink_head", {}, "head of that head"},
+      {"mean_sink", {}, "the sink score averaged over every head"},
+      {"uniform_sink", {}, "the sink score of a head spreading its weight evenly over what it sees"},
+      {"mean_output_gate", {"L", "H"}, "the head's output gate averaged over the probe's queries (n/a without an output gate)"},
+      {"qk_radius_over_null", {"L", "H"}, "largest |eigenvalue| of W_q^T W_k over the radius of the random (Ginibre) null disk"},
+      {"qk_imaginary_share", {"L", "H"}, "sum Im(lambda)^2 / sum |lambda|^2 of W_q^T W_k: 0 matching, about 0.5 random, 1 pure rotation"},
+      {"qk_skew_share", {"L", "H"}, "share of W_q^T W_k's energy in its antisymmetric part"},
+      {"rope_rotational_share", {"L", "H"}, "under RoPE, how rotational the head's rotated pairs are (0 content, 1 position); n/a otherwise"},
+      {"length_loss", {"m"}, "validation loss on sequences m times the training length (n/a where the positions do not reach)"},
+      {"length_accuracy", {"m"}, "validation accuracy at m times the training length (tasks with answers)"},
+      {"length_reaches", {"m"}, "1 when the model's positions reach m times the training length (a learned table ends at the context), else 0"},
+      {"parameters", {}, "the model's parameter count"},
+      {"absent_token_change", {}, "largest change of any layer's attention output for the probe's tokens (at most context - 1) when a token with a zero residual is inserted in their middle"},
+      {"absent_token_weight", {}, "the largest weight any head gives that inserted token"},
+      {"kept", {"name"}, "a number an earlier step kept with @keep name EXPRESSION"},
       {"weight", {"L", "H", "q", "k"}, "attention weight of query position q on key position k in the probe"},
       {"score", {"L", "H", "q", "k"}, "the score before normalisation, positional bias included (n/a where masked)"},
       {"qk_score", {"L", "H", "q", "k"}, "q.k / sqrt(d_head) from the traced q and k (no bias)"},
@@ -268,6 +409,7 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
     out["total_steps"] = p.total_steps;
     out["loss"] = p.loss;
     out["val_loss"] = p.val_loss;
+    out["val_perplexity"] = std::exp(p.val_loss);
     out["accuracy"] = p.accuracy;
   }
   out["layer"] = state.selectedLayer + 1;
@@ -280,6 +422,10 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
   out["d_head"] = m.headDim();
   out["kv_bytes_per_token"] = double(kvCacheBytesPerToken(m));
   out["probe_length"] = double(state.trace->trace.tokens.size());
+  out["train_length"] = snapshot.run->sequenceLength;
+  size_t parameters = 0;
+  for (const auto& p : snapshot.model->params().all()) parameters += size_t(p->value.size());
+  out["parameters"] = double(parameters);
   // "L" and "H" stand for the selected layer and head, "last" for the probe's last position: the
   // value is computed for the call they resolve to and also filed under the call as written.
   std::vector<TourCall> resolved;
@@ -294,18 +440,27 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
     if (call.key() != written) aliases.push_back({written, call.key()});
     resolved.push_back(call);
   }
-  bool diagnostics = false, importance = false;
-  std::vector<const TourCall*> cache;
+  bool diagnostics = false, importance = false, spectrum = false;
+  std::vector<const TourCall*> cache, lengths;
   for (const TourCall& call : resolved) {
     if (out.count(call.key())) continue;
     if (const std::string why = checkTourCall(call); !why.empty()) throw std::invalid_argument(why);
     if (kDiagnostics.count(call.name)) diagnostics = true;
     else if (kImportance.count(call.name)) importance = true;
+    else if (kSpectrum.count(call.name)) spectrum = true;
+    else if (kLength.count(call.name)) lengths.push_back(&call);
     else if (call.name.rfind("kv_", 0) == 0) cache.push_back(&call);
-    else if (!call.args.empty()) addTraceNumber(call, *state.trace, out);
+    else if (call.name == "absent_token_change" || call.name == "absent_token_weight") addAbsentToken(*state.trace, out);
+    else if (call.name == "kept") {
+      const auto it = state.kept.find(call.args.at(0));
+      out[call.key()] = it == state.kept.end() ? kUnknown : it->second;
+    } else if (!call.args.empty()) addTraceNumber(call, *state.trace, out);
   }
   if (diagnostics) addDiagnostics(resolved, snapshot, out);
   if (importance) addImportance(resolved, snapshot, out);
+  if (spectrum) addSpectrum(resolved, snapshot, out);
+  for (const TourCall* call : lengths)
+    if (!out.count(call->key())) addLength(*call, snapshot, out);
   for (const TourCall* call : cache)
     if (!out.count(call->key())) addCache(*call, snapshot, out);
   for (const auto& [written, key] : aliases)

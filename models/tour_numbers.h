@@ -6,6 +6,7 @@
 // it computes only the numbers asked for, and leaves out (unknown, NaN) what the run cannot tell.
 // A layer argument "L" and a head argument "H" mean the selected head; a position "last" the
 // probe's last token: "induction(L,H)", "weight(L,H,last,1)".
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct TourRunState {
   bool hasProgress = false;
   std::shared_ptr<const TraceSnapshot> trace;  // its model snapshot too
   int selectedLayer = 0, selectedHead = 0;     // 0-based, as the views select
+  std::map<std::string, double> kept;          // the numbers earlier steps kept (@keep), by name
 };
 
 // Every call's value that the run can tell, keyed by TourCall::key(). Throws std::invalid_argument

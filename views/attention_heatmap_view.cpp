@@ -8,6 +8,7 @@
 #include <QPaintEngine>
 #include <QPainter>
 #include <QTextStream>
+#include <QRegularExpression>
 #include <QToolTip>
 #include <utility>
 #include <vector>
@@ -185,12 +186,43 @@ void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) cons
   for (int q = 0; q < n; ++q)
     for (int k = 0; k < n; ++k)
       if (map.isEvicted(q, k)) markEvicted(painter, cellRect(q, k));
+  if (valuesShown_) {
+    painter.setFont(cellFont(g.cell));
+    for (int q = 0; q < n; ++q)
+      for (int k = 0; k <= q && k < n; ++k) {
+        const QString text = cellText(q, k);
+        if (text.isEmpty()) continue;
+        const QColor fill = rampColor(model_->rampPosition(map.weight(q, k), top));
+        painter.setPen(fill.lightnessF() > 0.55 ? Qt::black : Qt::white);  // legible on the cell's own colour
+        painter.drawText(cellRect(q, k), Qt::AlignCenter, text);
+      }
+  }
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
   if (const int q = selection_->query(); q >= 0 && q < n) {  // the query chosen in any view
     painter.setPen(QPen(palette().color(QPalette::Highlight), 2));
     painter.drawRect(QRect(g.grid.left(), g.grid.top() + q * g.cell, n * g.cell, g.cell).adjusted(-1, -1, 0, 0));
   }
+}
+
+void AttentionHeatmapView::setValuesShown(bool on) {
+  valuesShown_ = on;
+  update();
+}
+
+QString AttentionHeatmapView::cellText(int query, int key) const {
+  const HeadMap map = shown();
+  if (!valuesShown_ || query < 0 || key < 0 || query >= map.size() || key >= map.size() || map.isMasked(query, key)) return {};
+  if (map.weight(query, key) < 0.005) return {};  // ".00" in every far cell would bury the weights that matter
+  const QString text = QString::number(map.weight(query, key), 'f', 2).replace(QRegularExpression(QStringLiteral("^0")), QString());
+  return QFontMetrics(cellFont(geometry().cell)).horizontalAdvance(text) + 2 <= geometry().cell ? text : QString();
+}
+
+// A weight's text sized to its cell (at least 7 pixels high, so it stays readable when it fits at all).
+QFont AttentionHeatmapView::cellFont(int cell) const {
+  QFont font = labelFont();
+  font.setPixelSize(std::clamp(int(cell * 0.42), 7, 16));
+  return font;
 }
 
 void AttentionHeatmapView::paintLabels(QPainter& painter, const Geometry& g) const {

@@ -27,6 +27,11 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   double colourTop() const;
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
+  // Each weight written in its cell (two decimals) where the cell is wide enough: presenter mode,
+  // where a class cannot hover. cellText() is what a cell shows ("" when nothing fits or is shown).
+  void setValuesShown(bool on);
+  bool valuesShown() const { return valuesShown_; }
+  QString cellText(int query, int key) const;
 
   QString exportName() const override;
   QWidget* exportWidget() override { return this; }
@@ -51,6 +56,7 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   };
   Geometry geometry() const;
   QFont labelFont() const;
+  QFont cellFont(int cell) const;
   void paintCells(QPainter& painter, const Geometry& g) const;
   void paintLabels(QPainter& painter, const Geometry& g) const;
   void paintLegend(QPainter& painter, const Geometry& g) const;
@@ -61,6 +67,7 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   const AttentionMapModel* model_;
   HeadSelection* selection_;
   const SharedColourScale* colourScale_;
+  bool valuesShown_ = false;
 };
 
 }  // namespace attnlab

@@ -253,18 +253,24 @@ void ForwardPassView::rebuild() {
     return tr("k_%1 of position %2 (\u201c%3\u201d) = %4").arg(c + 1).arg(pass_.keys[r] + 1).arg(attention_->tokenLabel(pass_.keys[r])).arg(pass_.k[r][c], 0, 'f', 4);
   });
   notes_[Query]->setText(tr("d_head = %1 numbers, after the positional rotation if the model uses RoPE.").arg(f.dHead));
-  notes_[Keys]->setText(tr("%1 keys are visible to position %2: the token itself and every token before it.").arg(f.keys.size()).arg(f.query + 1));
+  notes_[Keys]->setText(int(f.keys.size()) == f.query + 1
+                            ? tr("%1 keys are visible to position %2: the token itself and every token before it.").arg(f.keys.size()).arg(f.query + 1)
+                            : tr("%1 keys are visible to position %2: a window of the latest tokens (positions %3 to %2).")
+                                  .arg(f.keys.size()).arg(f.query + 1).arg(f.keys.empty() ? f.query + 1 : f.keys.front() + 1));
 
   scoreGrid_->set({f.scaled}, {QStringLiteral("q\u00b7k/\u221ad")}, keyLabels, CellGrid::Colour::Diverging,
                   [this](int, int c) { return QString::fromStdString(explainScore(pass_, c)); });
-  notes_[Scores]->setText(tr("The dot product grows with the dimension, so it is divided by \u221a%1 = %2.").arg(f.dHead).arg(std::sqrt(double(f.dHead)), 0, 'f', 3));
+  notes_[Scores]->setText(f.normalisation == "linear"
+                             ? tr("Linear attention does not use q\u00b7k/\u221ad (shown for comparison): its score is m = \u03c6(q)\u00b7\u03c6(k) with \u03c6 = elu + 1, always positive (next row).")
+                             : tr("The dot product grows with the dimension, so it is divided by \u221a%1 = %2.").arg(f.dHead).arg(std::sqrt(double(f.dHead)), 0, 'f', 3));
   double largestBias = 0;
   for (double b : f.bias) largestBias = std::max(largestBias, std::fabs(b));
   biasGrid_->set({f.bias, f.score}, {tr("bias"), tr("score")}, keyLabels, CellGrid::Colour::Diverging, [this](int r, int c) {
     return r == 0 ? tr("bias = score \u2212 q\u00b7k/\u221ad = %1 \u2212 %2 = %3").arg(pass_.score[c], 0, 'f', 4).arg(pass_.scaled[c], 0, 'f', 4).arg(pass_.bias[c], 0, 'f', 4)
                   : QString::fromStdString(explainScore(pass_, c));
   });
-  notes_[Bias]->setText(largestBias < 1e-4 ? tr("This model adds no bias to the scores (its positions are in q and k, or absent): every bias is 0.")
+  notes_[Bias]->setText(f.normalisation == "linear" ? tr("The linear kernel adds no bias: the score row is m = \u03c6(q)\u00b7\u03c6(k).")
+                        : largestBias < 1e-4 ? tr("This model adds no bias to the scores (its positions are in q and k, or absent): every bias is 0.")
                                            : tr("The positional encoding adds a bias to each score (ALiBi: \u2212m\u00b7distance); the largest here is %1.").arg(largestBias, 0, 'f', 3));
   std::vector<double> mask(T);
   for (int j = 0; j < T; ++j) mask[j] = f.visible[j] ? 1 : 0;
@@ -284,7 +290,15 @@ void ForwardPassView::rebuild() {
                        "Recomputed from the scores above, the weights match the engine's to %2.").arg(f.maxScore, 0, 'f', 3).arg(worst, 0, 'g', 2);
   else if (f.normalisation == "sigmoid")
     normalisation = tr("sigmoid: a_j = 1 / (1 + exp(\u2212score_j)), each key on its own, so the weights need not sum to 1. Recomputed, they match the engine's to %1.").arg(worst, 0, 'g', 2);
-  else
+  else if (f.normalisation == "linear")
+    normalisation = tr("linear kernel: a_j = m_j / \u03a3 m, each positive score's share of the row (no exponential). Recomputed, the weights match the engine's to %1.").arg(worst, 0, 'g', 2);
+  else if (f.normalisation == "presence") {
+    double least = 1;
+    for (double p : f.presence) least = std::min(least, p);
+    normalisation = tr("presence coupling (OAttention): a_j = p_j exp(score_j \u2212 max) / \u03a3 p exp(score \u2212 max), each key weighted by its "
+                       "token's presence p = \u2016h\u2016\u00b2 / (\u03c4 + \u2016h\u2016\u00b2) (the least here %1; a token with p = 0 gets exactly 0). "
+                       "Recomputed, the weights match the engine's to %2.").arg(least, 0, 'f', 4).arg(worst, 0, 'g', 2);
+  } else
     normalisation = tr("The %1 variant normalises in its own way (see the user guide); the weights are the engine's.").arg(QString::fromStdString(f.variant));
   if (!f.recomputed.empty() && worst > 1e-3)
     normalisation += tr(" They differ here: the variant also scales or gates its scores (a temperature, a window, a gate, low precision).");
@@ -297,8 +311,9 @@ void ForwardPassView::rebuild() {
   });
   outGrid_->set({f.output}, {QStringLiteral("o")}, dims, CellGrid::Colour::Diverging,
                 [this](int, int c) { return QString::fromStdString(explainOutput(pass_, c)); });
-  notes_[Output]->setText(tr("Each value row is weighted by its key's weight and the rows are added up: the output (bottom row) "
-                             "goes, with the other heads', through W_o into the residual stream."));
+  notes_[Output]->setText(tr("Each value row is weighted by its key's weight and the rows are added up%1: the output (bottom row) "
+                             "goes, with the other heads', through W_o into the residual stream.")
+                              .arg(f.normalisation == "presence" ? tr(", then multiplied by the query's own presence p = %1").arg(f.queryPresence, 0, 'f', 4) : QString()));
   showStages();
 }
 

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QMenu>
 
+#include "attention_heatmap_view.h"
 #include "main_window.h"
 #include "tour_panel.h"
 
@@ -73,6 +74,7 @@ void PresenterMode::setOn(bool on) {
     QApplication::setFont(savedFont_);
     QApplication::setPalette(savedPalette_);
     window_->tourPanel()->setTextScale(1.0);
+    window_->view<AttentionHeatmapView>()->setValuesShown(false);
     wasMaximized_ ? window_->showMaximized() : window_->showNormal();
     return;
   }
@@ -90,6 +92,7 @@ void PresenterMode::apply() {
   QApplication::setFont(font);
   QApplication::setPalette(highContrast());
   window_->tourPanel()->setTextScale(percent_ / 100.0 * 1.25);
+  window_->view<AttentionHeatmapView>()->setValuesShown(true);  // weights as text: nobody in the room can hover
 }
 
 }  // namespace attnlab

@@ -20,6 +20,7 @@
 #include "main_window.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
+#include "spectra_tab.h"
 #include "tour_callout.h"
 #include "tour_numbers.h"
 #include "training_view.h"
@@ -64,6 +65,7 @@ void TourRunner::start(const Tour& tour) {
   stop();
   tour_ = tour;
   results_.assign(tour.steps.size(), {});
+  kept_.clear();
   target_ = 0;
   show(0);
 }
@@ -314,6 +316,7 @@ void TourRunner::computeNumbers(std::vector<TourCall> calls, std::function<void(
   state.trace = trace_;
   state.selectedLayer = window_->selection().layer();
   state.selectedHead = window_->selection().head();
+  state.kept = kept_;
   job_->submit([calls = std::move(calls), state, then = std::move(then)]() -> BackgroundJob::Delivery {
     auto numbers = std::make_shared<const TourNumbers>(computeTourNumbers(calls, state));
     return [numbers, then] { then(*numbers); };
@@ -330,6 +333,7 @@ void TourRunner::finishStep() {
     const bool held = check.condition.holds(r.numbers);
     r.checks.push_back({held, QString::fromStdString((held ? check.pass : check.fail).render(r.numbers))});
   }
+  for (const TourKeep& keep : step.keeps) kept_[keep.name] = keep.expression.evaluate(r.numbers);
   r.done = true;
   busy_ = false;
   setStatus({});
@@ -367,6 +371,7 @@ QWidget* TourRunner::widgetNamed(const QString& name) const {
   if (name == QLatin1String("head_table")) return window_->view<HeadTableView>();
   if (name == QLatin1String("kv")) return window_->view<KvCacheView>();
   if (name == QLatin1String("explainer")) return window_->view<ForwardPassView>();
+  if (name == QLatin1String("spectra")) return window_->view<SpectraTab>();
   return window_->findChild<QWidget*>(name);
 }
 

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QString>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -94,6 +95,7 @@ class TourRunner : public QObject {
   int current_ = 0;
   int target_ = 0;  // the furthest step a goTo() asked for
   std::vector<StepResult> results_;
+  std::map<std::string, double> kept_;  // @keep numbers of the steps run so far
   bool busy_ = false;
   bool automatic_ = false;
   QString status_;

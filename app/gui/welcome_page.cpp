@@ -91,8 +91,11 @@ WelcomePage::WelcomePage(MainWindow* window) : QDialog(window) {
   });
   auto* openModel = new QPushButton(tr("Open a model folder\u2026"), this);
   openModel->setObjectName(QStringLiteral("openModelFolder"));
-  openModel->setEnabled(false);
-  openModel->setToolTip(tr("Importing a trained model from outside (e.g. GPT-2) is not available yet"));
+  openModel->setToolTip(tr("A Hugging Face model folder (GPT-2, Llama, GPT-NeoX layouts) or one from the Hugging Face cache"));
+  connect(openModel, &QPushButton::clicked, this, [this, window] {
+    accept();
+    window->openModelWithDialog();
+  });
   files->addWidget(openExperiment);
   files->addWidget(openModel);
   files->addStretch(1);

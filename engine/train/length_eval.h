@@ -11,5 +11,8 @@ namespace attnlab {
 // positions do not reach that far (a learned table beyond its context). Longer sequences run a
 // few at a time, so the attention maps held at once stay those of a training batch.
 EvalResult evaluateAtLength(Trainer& trainer, int seqLen, int batches = 0);
+// The same for a model outside a trainer (a snapshot), trained on sequences of `trained` tokens.
+EvalResult evaluateAtLength(const ExperimentConfig& config, const Task& task, const Model& model, int trained, int seqLen,
+                            int batches = 0);
 
 }  // namespace attnlab

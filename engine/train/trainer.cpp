@@ -166,15 +166,17 @@ TrainPoint Trainer::trainStep() {
 EvalResult Trainer::evaluate(int batches) { return evaluateAtLength(*this, seqLen_, batches); }
 
 EvalResult evaluateAtLength(Trainer& trainer, int seqLen, int batches) {
-  const ExperimentConfig& config = trainer.config();
-  const Task& task = trainer.task();
-  const Model& model = trainer.model();
+  return evaluateAtLength(trainer.config(), trainer.task(), trainer.model(), trainer.sequenceLength(), seqLen, batches);
+}
+
+EvalResult evaluateAtLength(const ExperimentConfig& config, const Task& task, const Model& model, int trained, int seqLen,
+                            int batches) {
   useThreads(config.train.threads);
   if (batches <= 0) batches = config.train.eval_batches;
   if (seqLen < std::max(2, task.minSequenceLength()))
     throw ConfigError("task '" + config.task.name + "' cannot make sequences of " + std::to_string(seqLen) + " tokens");
   if (std::string why = lengthRefusal(model.config(), seqLen); !why.empty()) throw ConfigError(why);
-  const int B = config.train.batch, trained = trainer.sequenceLength();
+  const int B = config.train.batch;
   const long perForward = static_cast<long>(B) * trained * trained / (static_cast<long>(seqLen) * seqLen);
   const int rowsPerForward = static_cast<int>(std::clamp<long>(perForward, 1, B));  // B at the training length
   Rng rng = validationDataRng(config.train.seed);

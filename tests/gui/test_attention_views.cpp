@@ -116,6 +116,30 @@ class AttentionViewsTest : public QObject {
     QVERIFY(at(2, 1) != at(3, 1));  // told apart in log, while linear paints both almost alike
   }
 
+  // Presenter mode writes each weight in its cell: readable without a hover, and drawn.
+  void heatmapWritesWeightsWhenAsked() {
+    AttentionMapModel model;
+    HeadSelection modelSelection(&model);
+    model.setTrace(fourTokenTrace());
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &modelSelection});
+    view.resize(500, 420);
+    QCOMPARE(view.cellText(1, 1), QString());  // off by default: hover only
+    const QImage plain = render(view);
+    view.setValuesShown(true);
+    QCOMPARE(view.cellText(1, 1), QStringLiteral(".50"));
+    QCOMPARE(view.cellText(0, 0), QStringLiteral("1.00"));
+    QCOMPARE(view.cellText(0, 3), QString());  // masked: nothing to read
+    QCOMPARE(view.cellText(3, 1), QString());  // 0.001 rounds to nothing: left blank
+    const QImage written = render(view);
+    const QRect cell = view.cellRect(1, 1);
+    int changed = 0;
+    for (int y = cell.top(); y <= cell.bottom(); ++y)
+      for (int x = cell.left(); x <= cell.right(); ++x) changed += plain.pixel(x, y) != written.pixel(x, y);
+    QVERIFY(changed > 5);  // the text is drawn in the cell
+    view.resize(60, 60);  // cells too small for the text: none written
+    QCOMPARE(view.cellText(1, 1), QString());
+  }
+
   void evictedCellsCarryTheMarker() {
     auto snapshot = fourTokenTrace(1);
     // a KV-cache generation over these four tokens that evicted key 1 of head 1 at step 2, so

@@ -17,9 +17,11 @@ using namespace attnlab;
 
 namespace {
 
-std::shared_ptr<const TraceSnapshot> trainedTrace(const char* positional) {
+std::shared_ptr<const TraceSnapshot> trainedTrace(const char* positional, const std::vector<std::string>& more = {}) {
   ExperimentConfig config = testing::tinyConfig(5);
   if (!applyOverride(config, std::string("model.positional=") + positional).empty()) qFatal("positional");
+  for (const std::string& assignment : more)
+    if (const std::string why = applyOverride(config, assignment); !why.empty()) qFatal("%s", why.c_str());
   TrainingSession session;
   std::shared_ptr<const TraceSnapshot> last;
   QObject::connect(&session, &TrainingSession::traced, [&](const auto& trace) { last = trace; });
@@ -89,6 +91,49 @@ class ForwardPassTest : public QObject {
       const double expected = -slope * (f.query - f.keys[j]);
       QVERIFY2(std::fabs(f.bias[j] - expected) < 1e-4, qPrintable(QStringLiteral("key %1: %2 vs %3").arg(j).arg(f.bias[j]).arg(expected)));
     }
+  }
+
+  // The linear kernel, presence coupling and a sliding window: each variant's own normalisation,
+  // recomputed from the traced scores (and presence), gives the engine's weights.
+  void explainsEachNormalisation_data() {
+    QTest::addColumn<QString>("variant");
+    QTest::addColumn<QString>("normalisation");
+    QTest::newRow("linear") << "linear" << "linear";
+    QTest::newRow("oattention") << "oattention" << "presence";
+    QTest::newRow("window") << "window" << "softmax";
+  }
+  void explainsEachNormalisation() {
+    QFETCH(QString, variant);
+    QFETCH(QString, normalisation);
+    std::vector<std::string> sets = {"model.attention=" + variant.toStdString()};
+    if (variant == "window") sets.push_back("model.attention_settings.window=3");
+    const auto trace = trainedTrace("none", sets);
+    AttentionMapModel map;
+    HeadSelection selection(&map);
+    map.setTrace(trace);
+    selection.select(1, 0);
+    ForwardPassView view(ViewContext{&map, &selection});
+    const HeadTrace& h = trace->trace.layers[1].heads[0];
+    const int T = selection.shown().size();
+    view.setQuery(T - 1);
+    const ForwardPass& f = view.pass();
+    QCOMPARE(QString::fromStdString(f.normalisation), normalisation);
+    QCOMPARE(f.recomputed.size(), f.keys.size());
+    for (size_t j = 0; j < f.keys.size(); ++j)
+      QVERIFY2(std::fabs(f.recomputed[j] - f.weight[j]) < 1e-5, qPrintable(QStringLiteral("key %1: %2 vs %3").arg(j).arg(f.recomputed[j]).arg(f.weight[j])));
+    const double receiver = variant == "oattention" ? double(h.presence.at(T - 1)) : 1.0;
+    QCOMPARE(f.queryPresence, receiver);
+    for (int c = 0; c < int(h.v.cols()); ++c) {  // the output: p_i (1 without presence) times sum_j a_ij v_j
+      double expected = 0;
+      for (int j = 0; j < T; ++j) expected += double(h.weights(T - 1, j)) * h.v(j, c);
+      QVERIFY(std::fabs(view.shownOutput()[c] - receiver * expected) < 1e-5);
+    }
+    if (variant == "window") QCOMPARE(int(f.keys.size()), 3);
+    if (variant == "linear") {
+      QVERIFY(QString::fromStdString(explainScore(f, 0)).contains(QStringLiteral("\u03c6(q)\u00b7\u03c6(k)")));
+      for (double b : f.bias) QCOMPARE(b, 0.0);
+    }
+    if (variant == "oattention") QVERIFY(QString::fromStdString(explainOutput(f, 0)).startsWith(QStringLiteral("p_q")));
   }
 
   void stepsThroughTheStages() {

@@ -133,6 +133,9 @@ class TestTourFormat : public QObject {
         {head + "@predict Q?\n@choice a\n@choice b\n", "x.tour:3: @predict needs @answer N with N from 1 to 2"},
         {head + "@pass fine\n", "x.tour:4: @pass comes after a @check"},
         {head + "@frobnicate\n", ""},
+        {head + "@keep 2bad step\n", "x.tour:4: @keep needs a name and an expression"},
+        {head + "@check kept(loss) > 1\n", "x.tour:3: kept(loss) names no number an earlier step keeps (@keep loss ...)"},
+        {head + "@keep loss val_loss\n@check kept(loss) > 1\n", "x.tour:3: kept(loss) names no number an earlier step keeps"},
         {head + "Score {induction(1)}\n", "x.tour:3: in the text of step \"Step\": column 7: in {induction(1)}: at column 1: 'induction' takes 2 argument(s): induction(L, H)"},
     };
     for (const auto& [text, expected] : cases) {
@@ -143,6 +146,19 @@ class TestTourFormat : public QObject {
       else QVERIFY2(why.startsWith(expected), qPrintable(why));  // the preset message goes on to list them
       QCOMPARE(QString::fromStdString(tour.title), QStringLiteral("untouched"));  // nothing half-parsed is handed out
     }
+  }
+
+  // A number kept by one step is read by a later one.
+  void keptNumbersReachLaterSteps() {
+    Tour tour;
+    const std::string text = "# T\n@summary s\n## One\n@keep base val_loss * 2\n## Two\nBefore: {kept(base):.1f}.\n";
+    QCOMPARE(QString::fromStdString(parseTour(text, "t", "t.tour", tour)), QString());
+    QCOMPARE(tour.steps[0].keeps.size(), size_t(1));
+    QCOMPARE(tour.steps[0].keeps[0].expression.evaluate({{"val_loss", 1.5}}), 3.0);
+    QCOMPARE(tour.steps[0].calls().size(), size_t(1));  // the keep's val_loss is measured with the step
+    TourRunState state;
+    state.kept["base"] = 3.0;
+    QVERIFY(!computeTourNumbers(tour.steps[1].calls(), state).count("kept(base)"));  // no run yet: nothing is computed
   }
 
   // The numbers of a real run, from its trace and model snapshot.
@@ -166,7 +182,10 @@ class TestTourFormat : public QObject {
         "row_sum(1,2,4) + weight(1,1,3,2) + score(2,1,5,2) + qk_score(2,1,5,2) + top_key(1,1,4) + visible_keys(2,2,5) + "
         "zero_weights(1,1) + induction(2,1) + best_induction + best_induction_layer + prev_token(1,2) + ablation(1,1) + "
         "most_important_layer + drop_metric(descending,4) + kv_ppl(full,0) + kv_ppl(window,4) + kv_live_share(window,4) + "
-        "layer + step + score(1,1,2,3)";
+        "layer + step + best_sink + mean_sink + uniform_sink + qk_radius_over_null(1,1) + qk_imaginary_share(1,2) + "
+        "rope_rotational_share(1,1) + length_loss(2) + length_reaches(2) + absent_token_change + absent_token_weight + "
+        "parameters + train_length + kept(base) + score(1,1,2,3)";
+    state.kept["base"] = 0.25;
     QCOMPARE(QString::fromStdString(TourExpression::parse(wanted, e, checkTourCall)), QString());
     const TourNumbers n = computeTourNumbers(e.calls(), state);
     const HeadTrace& h21 = last->trace.layers[1].heads[0];
@@ -188,6 +207,18 @@ class TestTourFormat : public QObject {
     QVERIFY(n.at("kv_live_share(window,4)") < 1);
     QCOMPARE(n.at("layer"), 2.0);
     QCOMPARE(n.at("step"), 6.0);
+    QVERIFY(n.at("best_sink") >= n.at("mean_sink") && n.at("mean_sink") > 0);
+    double harmonic = 0;  // an even spread gives 1/n to the first of n keys
+    for (int t = 1; t <= n.at("train_length"); ++t) harmonic += 1.0 / t;
+    QVERIFY(std::fabs(n.at("uniform_sink") - harmonic / n.at("train_length")) < 1e-12);
+    QVERIFY(n.at("qk_radius_over_null(1,1)") > 0.3 && n.at("qk_radius_over_null(1,1)") < 3);  // 6 steps: near the null
+    QVERIFY(n.at("qk_imaginary_share(1,2)") >= 0 && n.at("qk_imaginary_share(1,2)") <= 1);
+    QVERIFY(!n.count("rope_rotational_share(1,1)") || std::isnan(n.at("rope_rotational_share(1,1)")));  // no RoPE
+    QVERIFY(n.at("length_loss(2)") > 0);  // no positions: any length runs
+    QCOMPARE(n.at("length_reaches(2)"), 1.0);
+    QVERIFY(n.at("absent_token_change") > 0 && n.at("absent_token_weight") > 0);  // softmax: an empty token still takes weight
+    QVERIFY(n.at("parameters") > 1000);
+    QCOMPARE(n.at("kept(base)"), 0.25);
     QVERIFY(!n.count("score(1,1,2,3)"));  // masked: not a number
     QVERIFY(std::isnan(e.evaluate(n)));  // one unknown number makes the whole sum unknown
 

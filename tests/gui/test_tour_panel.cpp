@@ -198,7 +198,7 @@ class TourPanelTest : public QObject {
     QCOMPARE(WelcomePage::showFor(&window), page);  // one per window
     QCOMPARE(int(page->findChildren<QPushButton*>(QRegularExpression("^tour_")).size()), int(shippedTours().tours.size()));
     QCOMPARE(int(page->findChildren<QPushButton*>(QRegularExpression("^preset_")).size()), int(presetNames().size()));
-    QVERIFY(!page->findChild<QPushButton*>(QStringLiteral("openModelFolder"))->isEnabled());  // no model import yet
+    QVERIFY(page->findChild<QPushButton*>(QStringLiteral("openModelFolder"))->isEnabled());  // File > Open Model
     page->reject();
     QVERIFY(!WelcomePage::wanted());
     page = WelcomePage::showFor(&window);  // from Help, it still opens
@@ -227,12 +227,14 @@ class TourPanelTest : public QObject {
     QCOMPARE(QApplication::palette().color(QPalette::Window), QColor(Qt::black));
     QVERIFY(window.tourPanel()->isVisible());
     QCOMPARE(window.tourPanel()->textBrowser()->font().pointSizeF(), before.pointSizeF() * 1.75 * 1.25);
+    QVERIFY(window.view<AttentionHeatmapView>()->valuesShown());  // weights as text, not only on hover
     mode->setScalePercent(200);
     QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF() * 2);
     toggle->trigger();
     QVERIFY(!mode->isOn());
     QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF());
     QCOMPARE(QApplication::palette().color(QPalette::Window), windowColour);
+    QVERIFY(!window.view<AttentionHeatmapView>()->valuesShown());
   }
 
   void aStepThatCannotRunSaysWhy() {
