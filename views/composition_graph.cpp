@@ -80,16 +80,18 @@ double CompositionGraph::thresholdForShare(double share) const {
   return scores[keep - 1];
 }
 
+// Nodes fill the area above the layer labels (16 px) and the caption (kLabel).
+double CompositionGraph::nodeAreaHeight() const { return std::max(1.0, height() - 2 * kMargin - kLabel - 16); }
+
 QPointF CompositionGraph::nodeCentre(int layer, int head) const {
-  const double w = width() - 2 * kMargin, h = height() - kMargin - kLabel - 18;
+  const double w = width() - 2 * kMargin, h = nodeAreaHeight();
   const double x = kMargin + (layers_ > 1 ? w * layer / (layers_ - 1) : w / 2);
   const double y = kMargin + (heads_ > 1 ? h * head / (heads_ - 1) : h / 2);
   return {x, y};
 }
 
 double CompositionGraph::nodeRadius() const {
-  const double h = height() - kMargin - kLabel - 18;
-  return std::clamp(h / std::max(1, heads_) / 3, 2.5, 9.0);
+  return std::clamp(nodeAreaHeight() / std::max(1, heads_) / 3, 2.5, 9.0);
 }
 
 bool CompositionGraph::nodeAt(QPointF p, int& layer, int& head) const {
@@ -166,7 +168,7 @@ void CompositionGraph::paintEvent(QPaintEvent*) {
     painter.drawText(QRectF(0, nodeCentre(0, h).y() - 8, kMargin - r - 2, 16), Qt::AlignRight | Qt::AlignVCenter, tr("H%1").arg(h));
   const int layerStep = std::max(1, static_cast<int>(std::ceil(40 / std::max(1.0, (width() - 2 * kMargin) / std::max(1, layers_ - 1)))));
   for (int l = 0; l < layers_; l += layerStep)
-    painter.drawText(QRectF(nodeCentre(l, 0).x() - 30, height() - kLabel - 18, 60, 16), Qt::AlignCenter, tr("layer %1").arg(l));
+    painter.drawText(QRectF(nodeCentre(l, 0).x() - 30, height() - kLabel - 16, 60, 16), Qt::AlignCenter, tr("layer %1").arg(l));
   painter.drawText(QRectF(kMargin, height() - kLabel, width() - 2 * kMargin, kLabel), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("%1-composition >= %2: %3 of %4 pairs").arg(kindName(kind_)).arg(threshold_, 0, 'f', 3).arg(edges.size())
                        .arg(composition_->pairs.size()));

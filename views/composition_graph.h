@@ -40,6 +40,7 @@ class CompositionGraph : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
+  double nodeAreaHeight() const;
   double nodeRadius() const;
   bool nodeAt(QPointF point, int& layer, int& head) const;
   const CompositionScore* edgeAt(QPointF point) const;
