@@ -49,7 +49,7 @@ inline std::string patchingContracts(const Model& model, const std::vector<int>&
   ActivationRecorder source;
   runWithHooks(model, clean, &source);
   ActivationPatcher patcher(source, {Patch{HookSite::resid_post, L - 1, -1, {}}});
-  const double ld = logitDifference(runWithHooks(model, corrupt, &patcher), result.answer, result.wrong);
+  const double ld = lastLogitDifference(model, corrupt, &patcher, result.answer, result.wrong);
   const double effect = (ld - result.corrupt_diff) / (result.clean_diff - result.corrupt_diff);
   if (effect != 1.0) return "the whole final residual restores " + std::to_string(effect);
   return {};
