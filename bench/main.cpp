@@ -9,6 +9,7 @@
 
 #include "decoding.h"
 #include "hf_model.h"
+#include "interpret.h"
 #include "summary.h"
 #include "train/benchmark.h"
 #include "workloads.h"
@@ -27,6 +28,10 @@ constexpr const char* kUsage =
     "       attnlab-bench --hf FOLDER [--threads N] [--prefill N] [--decode N] [--passes N]\n"
     "                                                   workload gpt2: prefill ms, cached decoding tokens/s and peak\n"
     "                                                   memory of a Hugging Face folder (bench/hf_gpt2_peer.py --write)\n"
+    "       attnlab-bench --interpret [--threads N] [--passes N] [--gpt2 1]\n"
+    "                                                   the causal toolkit: hooks free when none is set, a residual\n"
+    "                                                   patching sweep of the induction model, and (--gpt2 1) per-head\n"
+    "                                                   patching of a GPT-2-small-shaped model: one JSON line each\n"
     "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n";
 
 [[noreturn]] void fail(const std::string& why) {
@@ -49,10 +54,11 @@ nlohmann::json spreadJson(const attnlab::Spread& s) { return {{"median", s.media
 int main(int argc, char** argv) {
   using namespace attnlab;
   std::string mode, value, policy;
+  bool gpt2 = false;
   int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64, prefill = 512, decode = 128;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--list" || a == "--decoding") {
+    if (a == "--list" || a == "--decoding" || a == "--interpret") {
       mode = a;
       continue;
     }
@@ -67,6 +73,7 @@ int main(int argc, char** argv) {
     else if (a == "--traces") traces = integerArg(next, "--traces", 0, 100000);
     else if (a == "--passes") passes = integerArg(next, "--passes", 1, 100000);
     else if (a == "--policy") policy = next;
+    else if (a == "--gpt2") gpt2 = integerArg(next, "--gpt2", 0, 1) == 1;
     else if (a == "--budget") budget = integerArg(next, "--budget", 1, 100000);
     else if (a == "--prefill") prefill = integerArg(next, "--prefill", 1, 1 << 20);
     else if (a == "--decode") decode = integerArg(next, "--decode", 1, 1 << 20);
@@ -81,6 +88,14 @@ int main(int argc, char** argv) {
   if (mode == "--decoding") {
     try {
       for (const nlohmann::json& line : bench::timeDecoding(passes, budget, policy)) std::cout << line.dump() << std::endl;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    return 0;
+  }
+  if (mode == "--interpret") {
+    try {
+      for (const nlohmann::json& line : bench::timeInterpret(threads, passes, gpt2)) std::cout << line.dump() << std::endl;
     } catch (const std::exception& e) {
       fail(e.what());
     }

@@ -7,7 +7,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"]
-                    [--no-peer] [--no-decoding] [--no-ui] [--gpt2] [--out FILE]
+                    [--no-peer] [--no-decoding] [--no-ui] [--gpt2] [--interpret] [--out FILE]
   --reps N       repetitions (fresh processes) per side, workload and thread count (default 5)
   --steps N      timed training steps per repetition, after 2 warm-up steps (default 10; larger: a third,
                  after 1 warm-up step)
@@ -21,12 +21,16 @@ usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "defau
   --gpt2         also workload gpt2: a GPT-2-small-shaped Hugging Face folder with random weights
                  (bench/hf_gpt2_peer.py --write), prefill of 512 tokens, cached decoding of 128, peak
                  memory, both sides; lines go to <out>-gpt2.jsonl and are printed as they are
+  --interpret    also the causal toolkit (attnlab-bench --interpret --gpt2 1, 2 threads, once): forward with no
+                 hook against a hook wanting no site, a residual patching sweep of the induction model (target
+                 < 2 s), per-head patching of a GPT-2-small-shaped model on 20 tokens (target < 60 s); lines go
+                 to <out>-interpret.jsonl and are printed
   --out FILE     where the result lines go (default build/bench-results.jsonl)
 Environment: BUILD_DIR (default build) is where the engine is built.
 EOF
 }
 
-reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 gpt2=0 out=""
+reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 gpt2=0 interpret=0 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
     --no-decoding) decoding=0; shift ;;
     --no-ui) ui=0; shift ;;
     --gpt2) gpt2=1; shift ;;
+    --interpret) interpret=1; shift ;;
     --out) out="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -117,6 +122,10 @@ if [ "$gpt2" = 1 ]; then
     done
   done
 fi
+if [ "$interpret" = 1 ]; then
+  echo "  causal toolkit (attnlab-bench --interpret)" >&2
+  "$bench" --interpret --threads 2 --passes 20 --gpt2 1 >"${out%.jsonl}-interpret.jsonl"
+fi
 ui_table=""
 if [ "$ui" = 1 ]; then
   echo "  UI benchmark (attnlab --benchmark-ui under xvfb-run)" >&2
@@ -127,4 +136,5 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$bench" --summarize "$out"
 if [ "$gpt2" = 1 ]; then echo; echo "workload gpt2 (one JSON line per run):"; cat "${out%.jsonl}-gpt2.jsonl"; fi
+if [ "$interpret" = 1 ]; then echo; echo "causal toolkit (one JSON line per figure):"; cat "${out%.jsonl}-interpret.jsonl"; fi
 if [ -n "$ui_table" ]; then echo; echo "$ui_table"; fi

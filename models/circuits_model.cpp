@@ -12,7 +12,9 @@ CircuitsModel::CircuitsModel(QObject* parent) : QObject(parent) {
 
 void CircuitsModel::run(std::shared_ptr<const ModelSnapshot> snapshot, PatchingRequest request) {
   QPointer<CircuitsModel> self(this);
-  job_.submit([this, self, snapshot = std::move(snapshot), request = std::move(request)]() -> BackgroundJob::Delivery {
+  std::shared_ptr<const HeadComposition> composition;
+  if (result_ && composedModel_.lock() == snapshot) composition = result_->composition;  // same weights
+  job_.submit([this, self, snapshot, composition, request = std::move(request)]() -> BackgroundJob::Delivery {
     const Model& model = *snapshot->model;
     auto result = std::make_shared<CircuitsResult>();
     result->request = request;
@@ -27,8 +29,14 @@ void CircuitsModel::run(std::shared_ptr<const ModelSnapshot> snapshot, PatchingR
     if (BackgroundJob::stopRequested()) return {};
     result->lens = logitLens(model, request.clean, 3, result->patching.answer);
     result->dla = directLogitAttribution(model, request.clean, result->patching.answer);
-    return [this, result] {
+    try {  // a model whose heads cannot be read as W_QK, W_OV still shows its patching
+      result->composition = composition ? composition : std::make_shared<const HeadComposition>(headComposition(model));
+    } catch (const std::exception& e) {
+      result->composition_error = e.what();
+    }
+    return [this, result, snapshot] {
       result_ = result;
+      composedModel_ = snapshot;
       emit resultsChanged();
     };
   });

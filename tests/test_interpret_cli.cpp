@@ -1,8 +1,11 @@
 // attnlab-cli hooks and interpret end to end on a freshly trained tiny induction model: each kind's
-// JSON rows, text and id prompts alike, and one-line errors for bad input.
+// JSON rows, text and id prompts alike, --answer / --wrong defaulting to the clean and corrupted
+// runs' top predictions, the same commands on a Hugging Face folder (text through its tokenizer),
+// and one-line errors for bad input.
 #include <QtTest>
 
 #include "cli_support.h"
+#include "tiny_hf_folder.h"
 
 class TestInterpretCli : public QObject {
   Q_OBJECT
@@ -85,6 +88,44 @@ class TestInterpretCli : public QObject {
     QCOMPARE(retrieval["results"].toArray().size(), 8);
     QCOMPARE(retrieval["top_heads"].toArray().size(), 1);
     QVERIFY(runCli({"interpret", "lens", "--model", model_, "--text", "a b c a"}).out.contains("layer 2"));
+  }
+
+  // The lens's final layer at the last position is the run's own top prediction.
+  void answerAndWrongDefaultToTheRunsPredictions() {
+    auto topTwo = [&](const QString& text) {
+      const QJsonArray rows = json({"interpret", "lens", "--model", model_, "--text", text, "--top", "2", "--json"})["results"].toArray();
+      const QJsonArray top = rows.last().toObject()["top"].toArray();  // layer 2 (the final residual), last position
+      return std::pair<int, int>{top[0].toObject()["token"].toInt(), top[1].toObject()["token"].toInt()};
+    };
+    for (auto [clean, corrupt] : {std::pair<QString, QString>{"a b c d a b", "a e c d a b"}, {"c a d b c a", "c a e b c a"}}) {
+      const QJsonObject patch = json({"interpret", "patch", "--model", model_, "--clean", clean, "--corrupt", corrupt, "--json"});
+      const auto [cleanTop, cleanSecond] = topTwo(clean);
+      const auto [corruptTop, corruptSecond] = topTwo(corrupt);
+      QCOMPARE(patch["answer"].toInt(), cleanTop);
+      QCOMPARE(patch["wrong"].toInt(), corruptTop != cleanTop ? corruptTop : corruptSecond);  // never the answer itself
+      QCOMPARE(patch["answer_label"].toString().size(), 1);
+    }
+  }
+
+  // A Hugging Face folder: hooks, each kind with text (its tokenizer, BOS first) or ids alike.
+  void huggingFaceFolder() {
+    const QString dir = tmp_.filePath("gpt2");
+    QCOMPARE(QString::fromStdString(tiny_hf::writeGpt2Folder(dir.toStdString())), QString());
+    QCOMPARE(json({"hooks", "--model", dir, "--json"})["hooks"].toArray().size(), 2 * 11 + 1);
+    const QJsonObject text = json({"interpret", "patch", "--model", dir, "--clean", "a wo wow", "--corrupt", "b wo wow", "--json"});
+    const QJsonObject ids = json({"interpret", "patch", "--model", dir, "--clean-ids", "258,97,257,257,119", "--corrupt-ids",
+                                  "258,98,257,257,119", "--answer-id", QString::number(text["answer"].toInt()), "--wrong-id",
+                                  QString::number(text["wrong"].toInt()), "--json"});
+    QCOMPARE(text["results"].toArray().size(), 3 * 5);
+    QCOMPARE(text["results"], ids["results"]);
+    QCOMPARE(text["results"].toArray().last().toObject()["effect"].toDouble(), 1.0);
+    const QJsonObject dla = json({"interpret", "dla", "--model", dir, "--text", "a wo wow", "--json"});
+    QVERIFY(std::abs(dla["sum"].toDouble() - dla["logit"].toDouble()) < 1e-4 * (1 + std::abs(dla["logit"].toDouble())));
+    QCOMPARE(dla["results"].toArray().size(), 1 + 2 * 2 + 2 * 3 + 1);  // embed, heads, attn/mlp biases and mlps, ln_f bias
+    QCOMPARE(json({"interpret", "lens", "--model", dir, "--ids", "258,97,257", "--json"})["results"].toArray().size(), 3 * 3);
+    QCOMPARE(json({"interpret", "attribution", "--model", dir, "--text", "a wo", "--json"})["results"].toArray().size(), 3);
+    QCOMPARE(json({"interpret", "composition", "--model", dir, "--json"})["results"].toArray().size(), 4);
+    failsWith({"interpret", "retrieval", "--model", dir}, "needs a lab checkpoint");
   }
 
   void badInputGetsOneLine() {

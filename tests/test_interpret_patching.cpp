@@ -74,7 +74,7 @@ class TestInterpretPatching : public QObject {
     runWithHooks(*model, kClean, &clean);
     for (Patch p : {Patch{HookSite::resid_post, L - 1, -1, {}}, Patch{HookSite::resid_pre, 0, -1, {}}}) {
       ActivationPatcher patcher(clean, {p});
-      const double ld = logitDifference(runWithHooks(*model, kCorrupt, &patcher), result.answer, result.wrong);
+      const double ld = lastLogitDifference(*model, kCorrupt, &patcher, result.answer, result.wrong);
       QCOMPARE((ld - result.corrupt_diff) / (result.clean_diff - result.corrupt_diff), 1.0);
     }
     // Positions the clean and corrupted prompts share carry nothing at block 0.

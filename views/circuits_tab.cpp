@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QContextMenuEvent>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -28,6 +29,7 @@
 #include "attention_map_model.h"
 #include "head_selection.h"
 #include "circuits_model.h"
+#include "composition_graph.h"
 #include "patching_map.h"
 
 namespace attnlab {
@@ -68,7 +70,10 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
       status_(new QLabel(this)),
       map_(new PatchingMap(this)),
       lens_(new QTableWidget(this)),
-      dla_(new QChartView(this)) {
+      dla_(new QChartView(this)),
+      graph_(new CompositionGraph(this)),
+      compositionKind_(new QComboBox(this)),
+      threshold_(new QDoubleSpinBox(this)) {
   clean_->setPlaceholderText(tr("clean prompt, in the task's tokens"));
   corrupt_->setPlaceholderText(tr("corrupted prompt: as many tokens, one changed"));
   auto* swap = new QPushButton(tr("Corrupt: swap token at"), this);
@@ -106,8 +111,30 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
   auto* right = new QSplitter(Qt::Vertical, this);
   right->addWidget(lens_);
   right->addWidget(dla_);
+  compositionKind_->addItems({tr("K-composition"), tr("Q-composition"), tr("V-composition")});
+  compositionKind_->setToolTip(tr("|W_QK2 W_OV1| (K), |W_QK2^T W_OV1| (Q) or |W_OV2 W_OV1| (V), each over the norms of the two"));
+  threshold_->setRange(0, 1);
+  threshold_->setDecimals(3);
+  threshold_->setSingleStep(0.01);
+  threshold_->setValue(0.3);
+  threshold_->setToolTip(tr("Edges with a score at least this; set to the strongest tenth of the pairs on each new model"));
+  auto* graphControls = new QHBoxLayout;
+  graphControls->addWidget(new QLabel(tr("Composition"), this));
+  graphControls->addWidget(compositionKind_);
+  graphControls->addWidget(new QLabel(tr("threshold"), this));
+  graphControls->addWidget(threshold_);
+  graphControls->addStretch(1);
+  auto* graphPane = new QWidget(this);
+  auto* graphLayout = new QVBoxLayout(graphPane);
+  graphLayout->setContentsMargins(0, 0, 0, 0);
+  graphLayout->addLayout(graphControls);
+  graphLayout->addWidget(graph_, 1);
+  auto* left = new QSplitter(Qt::Vertical, this);
+  left->addWidget(map_);
+  left->addWidget(graphPane);
+  left->setSizes({400, 300});
   auto* results = new QSplitter(Qt::Horizontal, this);
-  results->addWidget(map_);
+  results->addWidget(left);
   results->addWidget(right);
   results->setStretchFactor(0, 3);
   results->setStretchFactor(1, 2);
@@ -140,6 +167,13 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
     if (!attention_->hasMap() || layer >= attention_->layerCount()) return;  // the final-residual row has no head
     selection_->select(layer, head >= 0 ? head : selection_->head());
   });
+  connect(compositionKind_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    graph_->setKind(index == 0 ? CompositionKind::k : index == 1 ? CompositionKind::q : CompositionKind::v);
+  });
+  connect(threshold_, &QDoubleSpinBox::valueChanged, graph_, &CompositionGraph::setThreshold);
+  connect(graph_, &CompositionGraph::headClicked, selection_, &HeadSelection::select);
+  connect(selection_, &HeadSelection::headChanged, this, [this] { graph_->setSelected(selection_->layer(), selection_->head()); });
+  graph_->setSelected(selection_->layer(), selection_->head());
   followTrace();  // a trace shown before the tab was made
   updateCheck();
 }
@@ -271,6 +305,19 @@ void CircuitsTab::showResults() {
                        .arg(r->patching.rows.size()));
   showLens();
   showDla();
+  showComposition();
+}
+
+void CircuitsTab::showComposition() {
+  const CircuitsResult& r = *model_->result();
+  const bool newModel = r.composition.get() != lastComposition_;
+  graph_->setComposition(r.composition, r.layers, r.heads);
+  if (!r.composition) {
+    status_->setText(status_->text() + tr(" Composition: %1").arg(QString::fromStdString(r.composition_error)));
+    return;
+  }
+  if (newModel) threshold_->setValue(graph_->thresholdForShare(0.1));  // a new model: its strongest tenth
+  lastComposition_ = r.composition.get();
 }
 
 void CircuitsTab::showLens() {
@@ -344,6 +391,12 @@ void CircuitsTab::writeCsv(QTextStream& out) const {
   for (const DlaTerm& t : r->dla.terms)
     out << "dla," << t.layer << ',' << t.head << ",," << csvField(QString::fromStdString(t.name)) << ',' << t.value << '\n';
   for (const LensCell& c : r->lens.cells) out << "lens_answer_prob," << c.layer << ",," << c.position << ",," << c.prob << '\n';
+  if (!r->composition) return;
+  for (const CompositionScore& s : r->composition->pairs)  // layer, head: the later head; name: the earlier one
+    for (auto [kind, value] : {std::pair<const char*, double>{"q", s.q}, {"k", s.k}, {"v", s.v}})
+      out << "composition_" << kind << ',' << s.to_layer << ',' << s.to_head << ",,L" << s.from_layer << 'H' << s.from_head << ',' << value << '\n';
+  for (size_t l = 0; l < r->composition->copying.size(); ++l)
+    for (size_t h = 0; h < r->composition->copying[l].size(); ++h) out << "ov_copying," << l << ',' << h << ",,," << r->composition->copying[l][h] << '\n';
 }
 
 void CircuitsTab::contextMenuEvent(QContextMenuEvent* event) {

@@ -3,8 +3,9 @@
 // A prompt pair editor (same-length check, "swap a token" helper, answer and wrong token pickers),
 // activation patching as a layer x position / layer x head heatmap (hover for values, click to
 // select that layer and head in every view), the clean prompt's logit lens as a table coloured by
-// probability, and direct logit attribution as a sorted bar chart. The sweep runs on a worker with
-// a progress bar and Cancel (models/circuits_model.h).
+// probability, direct logit attribution as a sorted bar chart, and head composition as a graph of
+// heads (Q/K/V kind and a score threshold to choose the edges; click a head to select it). The
+// sweep runs on a worker with a progress bar and Cancel (models/circuits_model.h).
 #include <QWidget>
 
 #include "view_context.h"
@@ -12,6 +13,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -25,6 +27,7 @@ namespace attnlab {
 
 class AttentionMapModel;
 class CircuitsModel;
+class CompositionGraph;
 class HeadSelection;
 class PatchingMap;
 class Vocabulary;
@@ -60,6 +63,7 @@ class CircuitsTab : public QWidget, public ExportableView {
   void showResults();
   void showLens();
   void showDla();
+  void showComposition();
   int pickedToken(const QComboBox* box) const;  // -1: the run's top prediction
 
   AttentionMapModel* attention_;
@@ -76,6 +80,10 @@ class CircuitsTab : public QWidget, public ExportableView {
   PatchingMap* map_;
   QTableWidget* lens_;
   QChartView* dla_;
+  CompositionGraph* graph_;
+  QComboBox* compositionKind_;
+  QDoubleSpinBox* threshold_;
+  const void* lastComposition_ = nullptr;  // the composition the threshold was last set for
 };
 
 }  // namespace attnlab

@@ -1,4 +1,4 @@
-// hooks: the named hook points of a saved model (model/hooks.h), the activations the causal
+// hooks: the named hook points of a lab checkpoint or Hugging Face folder (model/hooks.h), the activations the causal
 // analyses read and replace.
 #include <iostream>
 
@@ -6,14 +6,14 @@
 #include "command.h"
 #include "format.h"
 #include "model/hooks.h"
-#include "setup.h"
+#include "opened_model.h"
 
 namespace attnlab::cli {
 namespace {
 
 int runHooks(const Args& args) {
-  LoadedCheckpoint loaded = openModel(args);
-  const ModelConfig& config = loaded.config.model;
+  const OpenedModel opened = openAnyModel(args);
+  const ModelConfig& config = opened.model().config();
   Json rows = Json::array();
   for (const std::string& name : hookNames(config)) {
     HookSite site;
@@ -32,7 +32,7 @@ Command hooksCommand() {
   return {"hooks",
           "--model DIR [--json]",
           "list the model's named hook points (activations the interpret analyses read and replace)",
-          {modelFlag(), {"json", "", "print {format, model, hooks: [{name, shape}]}"}},
+          {{"model", "DIR", "a checkpoint folder written by 'attnlab-cli train' or the app, or a Hugging Face model folder"}, {"json", "", "print {format, model, hooks: [{name, shape}]}"}},
           "Names follow TransformerLens: blocks.L.resid_pre, blocks.L.attn.pattern, blocks.L.attn.head_out, ..., ln_f.out.",
           runHooks};
 }

@@ -1,5 +1,6 @@
 // interpret: the causal analyses of engine/interpret/ (patching, logit lens, direct logit
-// attribution, head composition, retrieval heads, input attribution) on a saved model.
+// attribution, head composition, retrieval heads, input attribution) on a lab checkpoint or a
+// Hugging Face folder (text through its tokenizer, or ids).
 #include <omp.h>
 
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "cli_error.h"
 #include "command.h"
 #include "interpret/interpretation.h"
+#include "opened_model.h"
 #include "setup.h"
 
 namespace attnlab::cli {
@@ -34,57 +36,58 @@ std::vector<int> idList(const std::string& flag, const std::string& text, int vo
 }
 
 // The prompt given as --<flag> TEXT or --<flag>-ids LIST (--text pairs with --ids); empty when neither.
-std::vector<int> prompt(const Args& args, const std::string& flag, const std::string& idFlag, const Trainer& trainer) {
+std::vector<int> prompt(const Args& args, const std::string& flag, const std::string& idFlag, const OpenedModel& opened) {
   if (args.has(flag) && args.has(idFlag)) throw CliError("give --" + flag + " or --" + idFlag + ", not both");
-  if (args.has(idFlag)) return idList(idFlag, args.text(idFlag), trainer.model().config().vocab);
-  if (args.has(flag)) return encodeFlag(args, flag, trainer);
+  if (args.has(idFlag)) return idList(idFlag, args.text(idFlag), opened.model().config().vocab);
+  if (args.has(flag)) return encodeText(args, opened, flag);
   return {};
 }
 
 // One token given as --<flag> TOKEN (its text in the vocabulary) or --<flag>-id N; -1 when neither.
-int singleToken(const Args& args, const std::string& flag, const Trainer& trainer) {
+int singleToken(const Args& args, const std::string& flag, const OpenedModel& opened) {
   const std::string idFlag = flag + "-id";
   if (args.has(flag) && args.has(idFlag)) throw CliError("give --" + flag + " or --" + idFlag + ", not both");
-  const int vocab = trainer.model().config().vocab;
+  const int vocab = opened.model().config().vocab;
   if (args.has(idFlag)) return static_cast<int>(args.integer(idFlag, -1, 0, vocab - 1));
   if (!args.has(flag)) return -1;
-  const int id = trainer.task().vocabulary().id(args.text(flag));
+  const int id = opened.vocabulary().id(args.text(flag));
   if (id < 0) throw CliError("--" + flag + ": '" + args.text(flag) + "' is not a token of the model's vocabulary");
   return id;
 }
 
-InterpretRequest requestFrom(const Args& args, const std::string& kind, const Trainer& trainer) {
+InterpretRequest requestFrom(const Args& args, const std::string& kind, const OpenedModel& opened) {
   InterpretRequest r;
-  r.tokens = prompt(args, "text", "ids", trainer);
-  r.clean = prompt(args, "clean", "clean-ids", trainer);
-  r.corrupt = prompt(args, "corrupt", "corrupt-ids", trainer);
-  r.answer = singleToken(args, "answer", trainer);
-  r.wrong = singleToken(args, "wrong", trainer);
-  r.token = singleToken(args, "token", trainer);
+  r.tokens = prompt(args, "text", "ids", opened);
+  r.clean = prompt(args, "clean", "clean-ids", opened);
+  r.corrupt = prompt(args, "corrupt", "corrupt-ids", opened);
+  r.answer = singleToken(args, "answer", opened);
+  r.wrong = singleToken(args, "wrong", opened);
+  r.token = singleToken(args, "token", opened);
   r.site = args.text("site", "resid");
   r.perPosition = args.has("per-position");
   r.top_k = static_cast<int>(args.integer(kind == "retrieval" ? "k" : "top", kind == "retrieval" ? 2 : 5, 0, 1000));
   r.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, std::numeric_limits<long long>::max()));
-  r.labels = trainer.task().vocabulary().tokens();
+  r.labels = opened.vocabulary().tokens();
   if (kind == "patch" && (r.clean.empty() || r.corrupt.empty())) throw CliError("patch needs --clean and --corrupt (or --clean-ids and --corrupt-ids)");
   if ((kind == "lens" || kind == "dla" || kind == "attribution") && r.tokens.empty()) throw CliError(kind + " needs --text or --ids");
-  if (kind == "retrieval")
-    r.sequences = validationBatches(trainer, static_cast<int>(args.integer("batches", 4, 1, 1000)), r.seed);
+  if (kind == "retrieval") {
+    if (opened.isHf()) throw CliError("retrieval needs a lab checkpoint: its task's sequences mark the answers (passkey, recall, induction)");
+    r.sequences = validationBatches(*opened.checkpoint.trainer, static_cast<int>(args.integer("batches", 4, 1, 1000)), r.seed);
+  }
   return r;
 }
 
 int runInterpret(const Args& args) {
   const std::string kind = args.text("subcommand");
-  LoadedCheckpoint loaded = openModel(args);
-  const int threads = threadsFrom(args, loaded.config.train.threads);
+  const OpenedModel opened = openAnyModel(args);
+  const int threads = threadsFrom(args, opened.threads());
   omp_set_num_threads(threads);
   Eigen::setNbThreads(threads);
-  const Trainer& trainer = *loaded.trainer;
-  const InterpretRequest request = requestFrom(args, kind, trainer);
+  const InterpretRequest request = requestFrom(args, kind, opened);
   const auto interpretation = InterpretationRegistry::instance().create(kind);
   Json result;
   try {
-    result = interpretation->run(trainer.model(), request);
+    result = interpretation->run(opened.model(), request);
   } catch (const std::invalid_argument& error) {
     throw CliError(kind + ": " + error.what());
   }
@@ -111,7 +114,7 @@ Command interpretCommand() {
           "KIND --model DIR [inputs] [--json]",
           "causal interpretability: activation patching, logit lens, direct logit attribution, composition, retrieval",
           {{"subcommand", "KIND", "the analysis, given as the first argument (see Kinds below)"},
-           modelFlag(),
+           {"model", "DIR", "a checkpoint folder written by 'attnlab-cli train' or the app, or a Hugging Face model folder"},
            {"clean", "TEXT", "patch: the clean prompt"},
            {"corrupt", "TEXT", "patch: the corrupted prompt, as many tokens as the clean one"},
            {"clean-ids", "LIST", "patch: the clean prompt as token ids, e.g. 3,1,4"},

@@ -48,6 +48,10 @@ std::vector<int> tokensFrom(const Args& args, const OpenedModel& opened, const s
     if (args.has(textFlag)) throw CliError("give one of --" + textFlag + " or --ids");
     return idsFlagValue(args, opened.model().config().vocab);
   }
+  return encodeText(args, opened, textFlag);
+}
+
+std::vector<int> encodeText(const Args& args, const OpenedModel& opened, const std::string& textFlag) {
   if (!opened.isHf()) return encodeFlag(args, textFlag, *opened.checkpoint.trainer);
   if (!opened.tokenizerProblem.empty())
     throw CliError("--" + textFlag + " needs the folder's tokenizer (" + opened.tokenizerProblem + "); give --ids 1,2,3");

@@ -35,5 +35,7 @@ std::vector<int> idsFlagValue(const Args& args, int vocab);
 // The tokens of --<textFlag> (the checkpoint's vocabulary) or --ids; exactly one must be given
 // (a Hugging Face model's text gets the BOS its tokenizer files ask for).
 std::vector<int> tokensFrom(const Args& args, const OpenedModel& opened, const std::string& textFlag);
+// The text of --<textFlag> encoded for either kind of model (as tokensFrom without --ids).
+std::vector<int> encodeText(const Args& args, const OpenedModel& opened, const std::string& textFlag);
 
 }  // namespace attnlab::cli

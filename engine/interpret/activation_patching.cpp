@@ -8,6 +8,7 @@
 #include "interpret/activation_hooks.h"
 #include "interpret/interpret_support.h"
 #include "interpret/interpretation.h"
+#include "model/workspace.h"
 
 namespace attnlab {
 namespace {
@@ -63,7 +64,37 @@ std::vector<PlannedPatch> plan(const ModelConfig& c, PatchSite site, bool perPos
   return out;
 }
 
+// Passes of one prompt that read only its last position's logits, on one reused workspace: the
+// metric needs nothing else, so the unembedding covers one row, and a pass patched at block L can
+// start there from the unpatched pass's stream (the blocks before L compute the same either way).
+class LastPositionRuns {
+ public:
+  LastPositionRuns(const Model& model, const std::vector<int>& tokens)
+      : model_(model), tokens_(tokens), targets_(tokens.size(), -1), ws_(makeWorkspace()) {
+    ws_->last_logits_only = true;
+  }
+  // Logits [1, vocab]; first > 0 starts at that block from `stream` [T, d_model].
+  const Mat& run(ForwardHooks* hooks, int first = 0, const Mat* stream = nullptr) {
+    ws_->hooks = hooks;
+    ws_->first_layer = first;
+    if (first > 0) ws_->start_stream = *stream;
+    model_.forward(*ws_, tokens_.data(), targets_.data(), 1, static_cast<int>(tokens_.size()));
+    return ws_->logits;
+  }
+
+ private:
+  const Model& model_;
+  const std::vector<int>& tokens_;
+  std::vector<int> targets_;
+  std::unique_ptr<Workspace> ws_;
+};
+
 }  // namespace
+
+double lastLogitDifference(const Model& model, const std::vector<int>& tokens, ForwardHooks* hooks, int answer, int wrong) {
+  LastPositionRuns runs(model, tokens);
+  return logitDifference(runs.run(hooks), answer, wrong);
+}
 
 bool parsePatchSite(const std::string& name, PatchSite& site) {
   for (const auto& [n, s] : kSites)
@@ -91,9 +122,11 @@ PatchingResult activationPatching(const Model& model, const PatchingRequest& r, 
   const int T = static_cast<int>(r.corrupt.size());
 
   ActivationRecorder recorded;
-  const Mat cleanLogits = runWithHooks(model, r.clean, nullptr);
-  const Mat corruptLogits = runWithHooks(model, r.corrupt, nullptr);
   runWithHooks(model, source, &recorded);
+  LastPositionRuns cleanRuns(model, r.clean), corruptRuns(model, r.corrupt);
+  const Mat cleanLogits = cleanRuns.run(nullptr);
+  ActivationRecorder corruptStreams([](HookSite s, int) { return s == HookSite::resid_pre; });
+  const Mat corruptLogits = corruptRuns.run(&corruptStreams);
 
   PatchingResult result;
   result.answer = r.answer >= 0 ? r.answer : lastTop(cleanLogits);
@@ -108,11 +141,15 @@ PatchingResult activationPatching(const Model& model, const PatchingRequest& r, 
   if (span == 0) throw std::invalid_argument("the clean and corrupted prompts give the same logit difference: nothing to restore");
 
   const std::vector<PlannedPatch> patches = plan(c, r.site, r.perPosition, T);
+  std::vector<Mat> streams(c.n_layers);  // the corrupted stream entering each block
+  for (int l = 1; l < c.n_layers; ++l) streams[l] = corruptStreams.get(HookSite::resid_pre, l).headRows(0);
   for (size_t i = 0; i < patches.size(); ++i) {
     if (progress && !progress(static_cast<int>(i), static_cast<int>(patches.size()))) break;
     ActivationPatcher patcher(recorded, {patches[i].patch});
     PatchEffect row = patches[i].where;
-    row.effect = (logitDifference(runWithHooks(model, r.corrupt, &patcher), result.answer, result.wrong) - result.corrupt_diff) / span;
+    const int first = patches[i].patch.layer;  // every patched site lies in this block
+    const double patched = logitDifference(corruptRuns.run(&patcher, first, &streams[first]), result.answer, result.wrong);
+    row.effect = (patched - result.corrupt_diff) / span;
     result.rows.push_back(row);
   }
   return result;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/hooks.h"
 #include "model/model.h"
 
 namespace attnlab {
@@ -48,5 +49,8 @@ PatchingResult activationPatching(const Model& model, const PatchingRequest& req
 
 // The logit difference at the last position of logits [T, vocab].
 double logitDifference(const Mat& logits, int answer, int wrong);
+// The logit difference at the last position of `tokens` with `hooks` set, computed as the sweep
+// computes it (the last position's row unembedded alone), so that effects compare bit for bit.
+double lastLogitDifference(const Model& model, const std::vector<int>& tokens, ForwardHooks* hooks, int answer, int wrong);
 
 }  // namespace attnlab

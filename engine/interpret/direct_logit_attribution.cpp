@@ -11,12 +11,25 @@
 namespace attnlab {
 namespace {
 
-// logit_v's linear map with the norm's scale frozen: c -> rstd * (w * (c - mean(c))) . u_v.
+// logit_v's linear map with the final norm's scale frozen at its value on the final residual x:
+// LayerNorm c -> rstd * (w * (c - mean(c))) . u_v, RMSNorm c -> rstd * (w * c) . u_v. Centring is
+// linear, so the terms of x map to terms that sum to the logit less the norm's own bias term.
 struct FrozenReadout {
   Eigen::VectorXd direction;  // w * u_v
   double rstd;
-  double operator()(const Eigen::VectorXd& c) const { return rstd * (c.array() - c.mean()).matrix().dot(direction); }
+  bool centre;
+  double operator()(const Eigen::VectorXd& c) const {
+    return rstd * (centre ? (c.array() - c.mean()).matrix().dot(direction) : c.dot(direction));
+  }
 };
+
+// As ops::layerNormForward and ops::rmsNormForward compute it, in float64.
+double frozenRstd(const ModelConfig& c, const Eigen::VectorXd& x) {
+  const double meanSquare = c.norm == "rmsnorm" ? x.squaredNorm() / x.size() : (x.array() - x.mean()).square().mean();
+  return 1.0 / std::sqrt(meanSquare + c.norm_eps);
+}
+
+Eigen::VectorXd rowVector(const Mat& m) { return m.row(0).transpose().cast<double>(); }
 
 }  // namespace
 
@@ -27,12 +40,6 @@ DirectLogitAttribution directLogitAttribution(const Model& model, const std::vec
   if (position < -1 || position >= T) throw std::invalid_argument("position " + std::to_string(position) + " is outside the prompt");
   if (token < -1 || token >= c.vocab) throw std::invalid_argument("token id " + std::to_string(token) + " is outside the vocabulary");
   const int t = position < 0 ? T - 1 : position;
-  // The decomposition below freezes a LayerNorm with bias and splits off the MLP's output bias; the
-  // blocks of pretrained models (RMSNorm, output biases, bias-free MLPs) would leave terms unnamed.
-  if (c.norm != "layernorm" || c.out_bias || (!c.attention_only && !c.mlp_bias))
-    throw std::invalid_argument("direct logit attribution needs the lab's block layout (LayerNorm with bias, no attention output "
-                                "bias, MLP biases); this model has model.norm " + c.norm +
-                                (c.out_bias ? ", an output bias" : "") + (!c.mlp_bias ? ", a bias-free MLP" : ""));
   ActivationRecorder rec([](HookSite s, int) {
     return s == HookSite::resid_pre || s == HookSite::attn_head_out || s == HookSite::mlp_out || s == HookSite::resid_post;
   });
@@ -46,11 +53,10 @@ DirectLogitAttribution directLogitAttribution(const Model& model, const std::vec
 
   const Param* head = model.params().find("head.weight");
   const Eigen::VectorXd u = (head ? head->value : paramValue(model, "tok_emb.weight")).row(out.token).transpose().cast<double>();
-  const Eigen::VectorXd w = paramValue(model, "ln_f.weight").row(0).transpose().cast<double>();
-  const Eigen::VectorXd b = paramValue(model, "ln_f.bias").row(0).transpose().cast<double>();
+  const Eigen::VectorXd w = rowVector(paramValue(model, "ln_f.weight"));
+  const Param* finalBias = model.params().find("ln_f.bias");
   const Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXf>(rec.get(HookSite::resid_post, c.n_layers - 1).row(0, t), c.d_model).cast<double>();
-  const double rstd = 1.0 / std::sqrt((x.array() - x.mean()).square().mean() + c.norm_eps);  // as ops::layerNormForward
-  const FrozenReadout readout{w.cwiseProduct(u), rstd};
+  const FrozenReadout readout{w.cwiseProduct(u), frozenRstd(c, x), c.norm != "rmsnorm"};
   auto rowOf = [&](HookSite s, int l, int h = 0) {
     const RecordedActivation& r = rec.get(s, l);
     return Eigen::Map<const Eigen::VectorXf>(r.row(h, t), r.width).cast<double>().eval();
@@ -58,17 +64,22 @@ DirectLogitAttribution directLogitAttribution(const Model& model, const std::vec
   auto add = [&](std::string name, int l, int h, double value) { out.terms.push_back({std::move(name), l, h, value}); };
 
   add("embed", -1, -1, readout(rowOf(HookSite::resid_pre, 0)));
+  // Sequential or parallel, a block adds attn_out + mlp_out to the stream, so the same terms cover
+  // both layouts; output biases are constant terms of their own.
   for (int l = 0; l < c.n_layers; ++l) {
-    const Mat& wo = paramValue(model, "blocks." + std::to_string(l) + ".attn.wo.weight");
+    const std::string block = "blocks." + std::to_string(l);
+    const Mat& wo = paramValue(model, block + ".attn.wo.weight");
     for (int h = 0; h < c.n_heads; ++h)  // W_O^h z^h: the head's columns of the output projection
       add("L" + std::to_string(l) + "H" + std::to_string(h), l, h,
           readout(wo.middleCols(h * c.headDim(), c.headDim()).cast<double>() * rowOf(HookSite::attn_head_out, l, h)));
+    if (const Param* bias = model.params().find(block + ".attn.wo.bias")) add("attn " + std::to_string(l) + " bias", l, -1, readout(rowVector(bias->value)));
     if (c.attention_only) continue;
-    const Eigen::VectorXd bias = paramValue(model, "blocks." + std::to_string(l) + ".mlp.proj.bias").row(0).transpose().cast<double>();
-    add("mlp " + std::to_string(l), l, -1, readout(rowOf(HookSite::mlp_out, l) - bias));
-    add("mlp " + std::to_string(l) + " bias", l, -1, readout(bias));
+    const Param* bias = model.params().find(block + ".mlp.proj.bias");
+    const Eigen::VectorXd b = bias ? rowVector(bias->value) : Eigen::VectorXd::Zero(c.d_model);
+    add("mlp " + std::to_string(l), l, -1, readout(rowOf(HookSite::mlp_out, l) - b));
+    if (bias) add("mlp " + std::to_string(l) + " bias", l, -1, readout(b));
   }
-  add("ln_f bias", -1, -1, b.dot(u));
+  if (finalBias) add("ln_f bias", -1, -1, rowVector(finalBias->value).dot(u));
   for (const DlaTerm& term : out.terms) out.sum += term.value;
   return out;
 }

@@ -107,16 +107,22 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     if (tokens[i] < 0 || tokens[i] >= c.vocab) throw std::invalid_argument("token id " + std::to_string(tokens[i]) + " is outside the vocabulary");
 
   ws.blocks.resize(c.n_layers);
+  if (ws.first_layer < 0 || ws.first_layer >= c.n_layers || (ws.first_layer > 0 && ws.start_stream.rows() != B * T))
+    throw std::invalid_argument("a forward starting at block " + std::to_string(ws.first_layer) + " needs that block's input stream");
   Mat x(B * T, c.d_model);
-  for (int i = 0; i < B * T; ++i) x.row(i) = p.tok_emb->value.row(tokens[i]);  // x = E[token]
-  if (p.positional->absolute()) p.positional->addToEmbeddings(x, ws.positions.data(), B, T);
+  if (ws.first_layer > 0) {
+    x = ws.start_stream;
+  } else {
+    for (int i = 0; i < B * T; ++i) x.row(i) = p.tok_emb->value.row(tokens[i]);  // x = E[token]
+    if (p.positional->absolute()) p.positional->addToEmbeddings(x, ws.positions.data(), B, T);
+  }
 
   if (trace) {
     trace->tokens.assign(tokens, tokens + T);
     trace->layers.assign(c.n_layers, {});
   }
   double aux = 0;  // auxiliary losses the layers report (retention sparsity)
-  for (int l = 0; l < c.n_layers; ++l) {
+  for (int l = ws.first_layer; l < c.n_layers; ++l) {
     const BlockParams& bp = p.blocks[l];
     BlockActs& a = ws.blocks[l];
     a.x = x;
@@ -148,6 +154,12 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
   ws.x_final = std::move(x);
   p.lnf.forward(ws.x_final, ws.ln_f, ws.lnf_stats);
   hookRows(ws.hooks, HookSite::ln_f_out, -1, ws.ln_f, B, T);
+  if (ws.last_logits_only) {
+    Mat last(B, c.d_model);
+    for (int b = 0; b < B; ++b) last.row(b) = ws.ln_f.row(b * T + T - 1);
+    ops::linearForward(last, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
+    return 0;
+  }
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
   const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
   ws.cross_entropy = loss;

@@ -34,6 +34,13 @@ struct Workspace {
   ForwardHooks* hooks = nullptr;  // named hook points (model/hooks.h): null, the default, costs nothing
   bool keep_embedding_grad = false;  // backward() then leaves d(loss)/d(resid_pre of block 0) here:
   Mat d_embeddings;                  // [B*T, d_model] (gradient x input attribution reads it)
+  // Forward-only shortcuts for activation patching, which runs the same prompt many times: with
+  // first_layer L > 0 the pass starts at block L from start_stream (the stream entering block L of
+  // an earlier pass of the same tokens), and with last_logits_only the logits are [B, vocab], each
+  // batch element's last position, and no loss is computed (forward returns 0).
+  int first_layer = 0;
+  Mat start_stream;
+  bool last_logits_only = false;
 };
 
 }  // namespace attnlab

@@ -1,9 +1,12 @@
 // The Circuits tab on a small random model: the pair check, a head patching sweep into the heatmap
-// (one cell per layer and head), the lens table and DLA chart, a click selecting the head in the
-// shared selection, and Cancel dropping a sweep's result.
+// (one cell per layer and head), the lens table and DLA chart, the composition graph (edges by the
+// threshold control, a click on a node selecting its head), a click on the map selecting the head
+// in the shared selection, the CSV export, and Cancel dropping a sweep's result.
 #include <QtTest>
 
 #include <QChartView>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QPushButton>
 #include <QTableWidget>
@@ -12,6 +15,7 @@
 #include "attention_map_model.h"
 #include "circuits_model.h"
 #include "circuits_tab.h"
+#include "composition_graph.h"
 #include "head_selection.h"
 #include "patching_map.h"
 #include "train/trainer.h"
@@ -64,6 +68,38 @@ class TestCircuitsView : public QObject {
     QTest::mouseClick(const_cast<PatchingMap*>(map), Qt::LeftButton, {}, cell);
     QCOMPARE(selection.layer(), 1);
     QCOMPARE(selection.head(), 2);
+
+    // The composition graph: 2 x 4 heads, 16 pairs; the threshold (first set to the strongest
+    // tenth) chooses the edges; the kind picks the score; a click on a node selects its head.
+    CompositionGraph* graph = tab.findChild<CompositionGraph*>();
+    QVERIFY(graph->hasData());
+    const HeadComposition& hc = *tab.model()->result()->composition;
+    QCOMPARE(hc.pairs.size(), size_t(16));
+    QCOMPARE(graph->shownEdges().size(), size_t(2));  // ceil(0.1 x 16)
+    QDoubleSpinBox* threshold = tab.findChild<QDoubleSpinBox*>();
+    threshold->setValue(0);
+    QCOMPARE(graph->shownEdges().size(), size_t(16));
+    threshold->setValue(0.999);
+    QVERIFY(graph->shownEdges().empty());
+    double median = 0;
+    std::vector<double> vs;
+    for (const CompositionScore& s : hc.pairs) vs.push_back(s.v);
+    std::sort(vs.begin(), vs.end());
+    median = vs[8];
+    for (QComboBox* box : tab.findChildren<QComboBox*>())
+      if (box->findText("V-composition") >= 0) box->setCurrentText("V-composition");
+    threshold->setValue(median);
+    QCOMPARE(graph->shownEdges().size(), size_t(std::count_if(vs.begin(), vs.end(), [&](double v) { return v >= threshold->value(); })));
+    QTest::mouseClick(graph, Qt::LeftButton, {}, graph->nodeCentre(0, 3).toPoint());
+    QCOMPARE(selection.layer(), 0);
+    QCOMPARE(selection.head(), 3);
+
+    QString csv;
+    QTextStream out(&csv);
+    tab.writeCsv(out);
+    QCOMPARE(csv.count("\ncomposition_k,"), 16);
+    QCOMPARE(csv.count("\nov_copying,"), 8);
+    QCOMPARE(csv.count("\npatch,"), 8);
 
     // A cancelled sweep delivers nothing: the shown result stays.
     const CircuitsResult* before = tab.model()->result();

@@ -5,7 +5,9 @@ GPT-NeoX), in float64 with PyTorch; transformers is not used; and the same for t
 of each (export pytorch --model HFDIR, then attnlab_torch). Also the BF16 and sharded forms,
 both GPT-2 name layouts, the cache listing, and bad folders refused with one clear line.
 
-usage: hf_reference.py --cli build/bin/attnlab-cli [--work DIR]"""
+usage: hf_reference.py --cli build/bin/attnlab-cli [--work DIR]
+       hf_reference.py --write-tiny DIR   (only writes one tiny random folder per architecture, for
+                                           tests that run other checks on them: test_interpret_hf)"""
 import argparse
 import json
 import math
@@ -317,11 +319,29 @@ def expect_refusal(cli, name, folder, *needles):
     check(ok, "%s: refused with one line naming %s (exit %d: %s)" % (name, ", ".join(needles), r.returncode, line))
 
 
+def write_tiny_folders(work):
+    """DIR/gpt2, llama (GQA, llama3 rope scaling), qwen2 (q/k/v biases), neox_parallel, neox_sequential."""
+    gen = torch.Generator().manual_seed(11)
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 64}
+    models = {"gpt2": gpt2_model(gen, "", False), "llama": llama_model(gen, False, False, llama3),
+              "qwen2": llama_model(gen, True, True, None), "neox_parallel": neox_model(gen, True),
+              "neox_sequential": neox_model(gen, False)}
+    for name, (cfg, W) in models.items():
+        write_folder(os.path.join(work, name), cfg, W)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
+    ap.add_argument("--cli")
     ap.add_argument("--work")
+    ap.add_argument("--write-tiny")
     a = ap.parse_args()
+    if a.write_tiny:
+        return write_tiny_folders(a.write_tiny)
+    if not a.cli:
+        ap.error("--cli is required")
     work = a.work or tempfile.mkdtemp(prefix="attnlab-hf-")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
