@@ -45,7 +45,8 @@ std::string scalePlan(ExperimentConfig config, const ScaleRequest& request) {
   ExperimentConfig perDevice = config;  // each device holds ceil(batch / devices) sequences
   perDevice.train.batch = (B + request.devices - 1) / request.devices;
   MemoryEstimate e;
-  if (std::string why = estimateMemory(perDevice, e); !why.empty()) throw CliError("--scale: " + why);
+  // a plan is for other machines: it may need more memory than this one has
+  if (std::string why = estimateMemory(perDevice, e, ThisMachine::mayNotFit); !why.empty()) throw CliError("--scale: " + why);
 
   const ModelConfig& m = config.model;
   const double params = static_cast<double>(e.parameters);
@@ -61,7 +62,7 @@ std::string scalePlan(ExperimentConfig config, const ScaleRequest& request) {
   out << "plan for " << config.name << " scaled by " << request.assignments << "\n"
       << "  model        d_model " << m.d_model << ", " << m.n_layers << " layers x " << m.n_heads << " heads (" << m.kvHeads()
       << " KV), d_ff " << m.d_ff << ", context " << m.context << ", sequences of " << e.sequenceLength << "\n"
-      << "  parameters   " << si(params) << (e.exact ? "" : " (extrapolated from 1 and 2 layers)") << "\n"
+      << "  parameters   " << si(params)  << "\n"
       << "  per device   " << gib(perDeviceBytes) << " = " << (request.fsdp ? "weights, gradients and AdamW moments sharded, " : "")
       << gib(request.fsdp ? stateBytes / request.devices : stateBytes) << " float32 weights, gradients and AdamW moments + "
       << gib(static_cast<double>(e.activationBytes)) << " activations for " << perDevice.train.batch << " sequences ("

@@ -554,9 +554,9 @@ QString ExperimentPanel::readConfig(ExperimentConfig& out) {
   const double ram = physicalMemoryBytes();
   if (why.isEmpty()) {
     const QLocale english(QLocale::English);  // "1,234,567": grouped, whatever the system locale
-    memory_->setText(tr("<b>Memory for training: %1%2</b><br>%3 parameters (weights and gradients %4)"
-                        "<br>AdamW state %5<br>activations %6 at batch %7 \u00d7 %8 tokens")
-                         .arg(estimate.exact ? QString() : QStringLiteral("\u2248 "), bytesText(double(estimate.totalBytes())))
+    memory_->setText(tr("<b>Memory for training: %1</b><br>%2 parameters (weights and gradients %3)"
+                        "<br>AdamW state %4<br>activations %5 at batch %6 \u00d7 %7 tokens")
+                         .arg(bytesText(double(estimate.totalBytes())))
                          .arg(english.toString(qulonglong(estimate.parameters)))
                          .arg(bytesText(double(estimate.parameterBytes)), bytesText(double(estimate.optimizerBytes)),
                               bytesText(double(estimate.activationBytes)))

@@ -37,7 +37,8 @@ void fillNormal(Param& p, Rng& rng, float stddev) {
 
 Model::Model(const ModelConfig& config, uint64_t seed) : Model(config, Uninitialised{}) { initialise(seed); }
 
-Model::Model(const ModelConfig& config, Uninitialised) : config_(config), parts_(std::make_unique<Parts>()) {
+Model::Model(const ModelConfig& config, Uninitialised, bool shapesOnly) : config_(config), parts_(std::make_unique<Parts>()) {
+  params_.setShapesOnly(shapesOnly);
   const ModelConfig& c = config_;
   if (c.vocab <= 0) throw std::invalid_argument("vocabulary size must be positive");
   if (c.n_heads <= 0 || c.d_model % c.n_heads != 0)
@@ -284,6 +285,10 @@ size_t Model::activationBytes(int B, int T) const {
   const size_t perBlock = tokens * (c.d_model * 6 + c.n_heads * c.headDim() * 6 + (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3 : 2))) +
                           static_cast<size_t>(B) * c.n_heads * T * T * 2;
   return 4 * (perBlock * c.n_layers + tokens * (c.d_model * 2 + c.vocab * 2));
+}
+
+std::unique_ptr<const Model> Model::shapesOf(const ModelConfig& config) {
+  return std::unique_ptr<const Model>(new Model(config, Uninitialised{}, true));
 }
 
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config) {

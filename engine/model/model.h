@@ -64,9 +64,14 @@ class Model {
   // Bytes of activations a forward+backward at [B, T] needs (the memory estimate shown before training).
   size_t activationBytes(int B, int T) const;
 
+  // A model of names and shapes only, nothing allocated: for counting parameters and activations
+  // of a configuration of any size (planning a run elsewhere, or the estimate before training).
+  // It must not run. Throws std::invalid_argument as the constructor does.
+  static std::unique_ptr<const Model> shapesOf(const ModelConfig& config);
+
  private:
   struct Uninitialised {};
-  Model(const ModelConfig& config, Uninitialised);  // parameters allocated, values zero
+  Model(const ModelConfig& config, Uninitialised, bool shapesOnly = false);  // parameters allocated (unless shapesOnly), values zero
   void initialise(uint64_t seed);
   friend std::unique_ptr<Model> copyModel(const Model& model);
 // A model whose parameters are all zero, with no random draw: to be filled from files (engine/hf).

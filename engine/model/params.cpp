@@ -13,8 +13,10 @@ Param& ParamStore::add(const std::string& name, std::vector<int> shape, bool dec
   int cols = 1;
   for (size_t i = shape.size() == 1 ? 0 : 1; i < shape.size(); ++i) cols *= shape[i];
   p->shape = std::move(shape);
-  p->value = Mat::Zero(rows, cols);
-  p->grad = Mat::Zero(rows, cols);
+  if (!shapesOnly_) {
+    p->value = Mat::Zero(rows, cols);
+    p->grad = Mat::Zero(rows, cols);
+  }
   params_.push_back(std::move(p));
   return *params_.back();
 }
@@ -33,7 +35,11 @@ const Param* ParamStore::find(const std::string& name) const {
 
 size_t ParamStore::totalElements() const {
   size_t n = 0;
-  for (auto& p : params_) n += p->value.size();
+  for (auto& p : params_) {
+    size_t elements = 1;
+    for (int extent : p->shape) elements *= static_cast<size_t>(extent);
+    n += elements;
+  }
   return n;
 }
 

@@ -19,17 +19,21 @@ struct Param {
 
 class ParamStore {
  public:
-  // Creates a zero-initialised parameter and its gradient buffer.
+  // Creates a zero-initialised parameter and its gradient buffer (only its name and shape in a
+  // store that counts shapes).
   Param& add(const std::string& name, std::vector<int> shape, bool decay = true);
+  // A store that records names and shapes without allocating: counts a model of any size.
+  void setShapesOnly(bool shapesOnly) { shapesOnly_ = shapesOnly; }
   Param* find(const std::string& name);
   const Param* find(const std::string& name) const;
   std::vector<std::unique_ptr<Param>>& all() { return params_; }
   const std::vector<std::unique_ptr<Param>>& all() const { return params_; }
-  size_t totalElements() const;
+  size_t totalElements() const;  // from the shapes, so a store of shapes counts too
   void zeroGrad();
 
  private:
   std::vector<std::unique_ptr<Param>> params_;
+  bool shapesOnly_ = false;
 };
 
 }  // namespace attnlab

@@ -14,25 +14,9 @@ namespace attnlab {
 
 namespace {
 
-double roughParameters(const ModelConfig& m) {
-  const double d = m.d_model;
-  const double perLayer = 4 * d * d + (m.attention_only ? 0 : 2 * d * m.d_ff);
-  return m.vocab * d * 2 + m.context * d + m.n_layers * perLayer;
-}
-
 double physicalMemoryBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   return pages > 0 && pageSize > 0 ? double(pages) * double(pageSize) : INFINITY;
-}
-
-struct Counted {
-  size_t parameters = 0;
-  size_t activationBytes = 0;
-};
-
-Counted count(const ModelConfig& m, const TrainConfig& t, int seqLen) {
-  const Model model(m, t.seed);
-  return {model.params().totalElements(), model.activationBytes(t.batch, seqLen)};
 }
 
 }  // namespace
@@ -47,7 +31,7 @@ std::string checkFitsInMemory(const ModelConfig& m) {
          " GiB, more than this machine's " + std::to_string(std::llround(available / (1 << 30))) + " GiB";
 }
 
-std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, double largestModelBuilt) {
+std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, ThisMachine machine) {
   if (std::string why = validate(config); !why.empty()) return why;
   std::string error;
   const std::unique_ptr<Task> task = makeTask(config.task, error);
@@ -55,27 +39,14 @@ std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, 
 
   ModelConfig m = config.model;
   if (m.vocab == 0) m.vocab = task->vocabulary().size();
-  if (std::string why = checkFitsInMemory(m); !why.empty()) return why;
+  if (machine == ThisMachine::mustFit)
+    if (std::string why = checkFitsInMemory(m); !why.empty()) return why;
   MemoryEstimate e;
   e.sequenceLength = trainingSequenceLength(config, *task);
   try {
-    Counted c;
-    if (roughParameters(m) <= largestModelBuilt) {
-      c = count(m, config.train, e.sequenceLength);
-    } else {
-      // Parameters and activations are an embedding part plus the same amount per layer.
-      e.exact = false;
-      m.attention = {m.attentionOf(0)};
-      m.n_layers = 1;
-      const Counted one = count(m, config.train, e.sequenceLength);
-      m.n_layers = 2;
-      const Counted two = count(m, config.train, e.sequenceLength);
-      const size_t extraLayers = config.model.n_layers - 1;
-      c.parameters = one.parameters + extraLayers * (two.parameters - one.parameters);
-      c.activationBytes = one.activationBytes + extraLayers * (two.activationBytes - one.activationBytes);
-    }
-    e.parameters = c.parameters;
-    e.activationBytes = c.activationBytes;
+    const std::unique_ptr<const Model> shapes = Model::shapesOf(m);
+    e.parameters = shapes->params().totalElements();
+    e.activationBytes = shapes->activationBytes(config.train.batch, e.sequenceLength);
   } catch (const std::exception& ex) {
     return ex.what();
   }

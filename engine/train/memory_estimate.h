@@ -13,16 +13,17 @@ struct MemoryEstimate {
   size_t optimizerBytes = 0;   // AdamW's two moments per parameter
   size_t activationBytes = 0;  // one forward and backward at [batch, sequence length] (Model::activationBytes)
   int sequenceLength = 0;
-  bool exact = true;           // false: extrapolated from one- and two-layer models (very large configurations)
   size_t totalBytes() const { return parameterBytes + optimizerBytes + activationBytes; }
 };
 
-// Above this many parameters (a rough count), building the model just to count it would cost real
-// time and memory on every edit in the panel; the estimate then extrapolates from 1- and 2-layer models.
-constexpr double kLargestModelBuilt = 8e6;
+// Whether the estimate also refuses a model whose weights alone exceed this machine's memory
+// (training here), or not (planning a run for other machines).
+enum class ThisMachine { mustFit, mayNotFit };
 
-// Returns "" and fills `out`, or the one-line reason the configuration cannot be built.
-std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, double largestModelBuilt = kLargestModelBuilt);
+// Returns "" and fills `out`, or the one-line reason the configuration cannot be built. Counts
+// the model's parameter shapes without allocating them (Model::shapesOf), so it is exact and
+// cheap for any size.
+std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, ThisMachine machine = ThisMachine::mustFit);
 
 // Refuses, before anything is allocated, a model whose weights alone (values, gradients and AdamW's
 // two moments) would need more than this machine's memory, e.g. a config.json from elsewhere with a
