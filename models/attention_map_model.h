@@ -57,6 +57,9 @@ class AttentionMapModel : public QObject {
   HeadMap headMap(int layer, int head) const { return {this, layer, head}; }
   // True when the head is switched off (head gain 0) in the model the trace came from.
   bool isSwitchedOff(int layer, int head) const;
+  // Where the model stands, for captions: "step 12", or an opened model's name.
+  QString stageText() const;
+  bool isOpenedModel() const;
   // Token text at `position`, with blanks made visible.
   QString tokenLabel(int position) const;
 

@@ -56,7 +56,9 @@ class TrainingSession : public QObject {
   // Discards any current run and shows `model`, opened from a Hugging Face folder (hf/hf_model.h):
   // there is no trainer, so nothing trains or saves. The worker traces `probe` (ids of
   // `vocabulary`), then each probe edit and head ablation, with the step shown as 0; state Finished.
-  void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe);
+  // `name` (e.g. "gpt2") is what captions show in place of a training step.
+  void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe,
+                 std::string name = "opened model");
   bool hasOpenedModel() const { return openedModel_ != nullptr; }
   void pause();
   void resume();
@@ -164,6 +166,7 @@ class TrainingSession : public QObject {
   std::unique_ptr<Model> openedModel_;
   std::shared_ptr<const Vocabulary> openedVocabulary_;
   std::vector<int> openedProbe_;
+  std::string openedName_;
 
   std::mutex mutex_;
   std::condition_variable wake_;  // pause/resume/stop/step/save/probe changes, for a waiting worker

@@ -375,8 +375,9 @@ void KvCacheView::showResult() {
   }
   if (result) {
     const OccupancyRecord& r = result->record;
-    QString text = tr("Model at step %1: %2 prompt + %3 generated tokens, %4 bytes per entry (K and V of one KV head).")
-                       .arg(result->modelStep).arg(r.promptLength).arg(r.steps - r.promptLength).arg(r.bytesPerEntry);
+    QString text = tr("%1: %2 prompt + %3 generated tokens, %4 bytes per entry (K and V of one KV head).")
+                       .arg(result->openedName.isEmpty() ? tr("Model at step %1").arg(result->modelStep) : result->openedName)
+                       .arg(r.promptLength).arg(r.steps - r.promptLength).arg(r.bytesPerEntry);
     if (!result->note.isEmpty()) text += QLatin1Char(' ') + result->note + QLatin1Char('.');
     QStringList generated;
     for (size_t i = 0; i < r.runs.size(); ++i)

@@ -74,7 +74,7 @@ void ModelView::paintEvent(QPaintEvent*) {
   const QFontMetrics fm(font());
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(kMargin, kMargin, g.origin.x() - kMargin - kGap, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   tr("step %1").arg(model_->step()));
+                   QFontMetrics(font()).elidedText(model_->stageText(), Qt::ElideMiddle, g.origin.x() - 2 * kMargin - kGap));
   for (int h = 0; h < g.heads; ++h)
     painter.drawText(QRect(g.origin.x() + h * g.pitch, kMargin, g.side, fm.height()), Qt::AlignCenter, tr("Head %1").arg(h + 1));
   for (int l = 0; l < model_->layerCount(); ++l) {

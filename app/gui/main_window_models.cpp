@@ -34,7 +34,7 @@ void MainWindow::captureWhenOpened(const QString& file, const QString& exportFil
 void MainWindow::showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened) {
   if (!files_->confirmDiscard(tr("opening a model"))) return;
   const QString description = ModelOpener::describe(*opened);
-  session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe);
+  session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe, ModelOpener::name(*opened).toStdString());
   files_->startedNew(QDir(QString::fromStdString(opened->info.dir)).dirName());
   experimentLabel_->setText(description);
   experimentLabel_->setToolTip(QDir::toNativeSeparators(QString::fromStdString(opened->info.dir)));

@@ -8,6 +8,7 @@
 #include "head_view.h"
 #include "kv_cache_view.h"
 #include "model_view.h"
+#include "next_token_view.h"
 #include "spectra_tab.h"
 #include "training_view.h"
 #include "view_kind.h"
@@ -43,6 +44,9 @@ const std::vector<ViewKind>& viewKinds() {
       {QStringLiteral("explainer"), QObject::tr("Explainer"), QObject::tr("Forward-pass e&xplainer"),
        QObject::tr("The selected head's computation for one query, stage by stage, with the run's numbers"), QStringLiteral("Explainer (forward pass)"),
        true, viewFactory<ForwardPassView>()},
+      {QStringLiteral("predictions"), QObject::tr("Next token"), QObject::tr("&Next token (predictions, generation)"),
+       QObject::tr("The distribution of the token after the probe under temperature, top-k and top-p; generate more of the probe"),
+       QStringLiteral("Next token"), true, viewFactory<NextTokenView>(&NextTokenView::settle)},
   };
   return kinds;
 }
