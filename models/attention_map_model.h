@@ -51,6 +51,7 @@ class AttentionMapModel : public QObject {
 
   bool hasMap() const;  // some head of the trace has a map
   const TraceSnapshot* snapshot() const { return snapshot_.get(); }
+  std::shared_ptr<const TraceSnapshot> sharedSnapshot() const { return snapshot_; }  // for work on another thread
   int step() const { return snapshot_ ? snapshot_->step : 0; }
   int layerCount() const;
   int headCount(int layer) const;

@@ -258,6 +258,8 @@ void TrainingSession::deliver() {
   if (run != run_) return;
   if (mail.progress) emit progressed(*mail.progress);
   if (run != run_) return;
+  if (mail.tracing && !mail.trace) emit tracing(*mail.tracing);
+  if (run != run_) return;
   if (mail.trace) emit traced(mail.trace);
   if (run != run_) return;
   emitSaves(mail.saves);
@@ -421,7 +423,14 @@ void TrainingSession::runOpenedWorker() {
         if (stopRequested_) break;
       }
       saveRequested(nullptr);
-      if (takeProbeRequest(model.config(), keep, probe)) publishTrace(model, 0, probe);
+      if (takeProbeRequest(model.config(), keep, probe)) {
+        {
+          std::lock_guard lock(mutex_);
+          mailbox_.tracing = static_cast<int>(probe.tokens.size());
+        }
+        notifyUi();
+        publishTrace(model, 0, probe);
+      }
     }
     finishWorker(std::nullopt);
   } catch (const std::exception& e) {
@@ -557,6 +566,7 @@ void TrainingSession::publishTrace(const Model& source, int step, WorkerProbe& p
   {
     std::lock_guard lock(mutex_);
     mailbox_.trace = std::move(snapshot);
+    mailbox_.tracing.reset();
   }
   notifyUi();
 }

@@ -95,6 +95,9 @@ class TrainingSession : public QObject {
   void lossPointsAdded(const std::vector<attnlab::LossPoint>& points);
   void progressed(const attnlab::ProgressSnapshot& progress);
   void traced(const std::shared_ptr<const attnlab::TraceSnapshot>& trace);
+  // An opened model's worker has begun tracing a probe of `tokens` tokens (traced() follows): a
+  // long probe takes seconds, which the window shows.
+  void tracing(int tokens);
   void failed(const QString& message);
   // The worker has stopped between steps after pause() or the pause-at step, `step` steps done.
   void pausedAt(int step);
@@ -116,6 +119,7 @@ class TrainingSession : public QObject {
     std::vector<LossPoint> points;
     std::optional<ProgressSnapshot> progress;
     std::shared_ptr<const TraceSnapshot> trace;
+    std::optional<int> tracing;  // tokens of a trace begun and not yet published
     std::vector<SaveResult> saves;
     std::optional<int> pausedAt;
     std::optional<State> ended;  // Finished, Stopped or Failed once training is over

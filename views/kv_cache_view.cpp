@@ -104,7 +104,7 @@ KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
   pick->addWidget(runPicker_);
   leftLayout->addLayout(pick);
   raster_ = new KvOccupancyRaster(left);
-  raster_->setEmptyText(tr("Train a few steps, then press Run to generate through the KV cache."));
+  raster_->setEmptyText(tr("Train a few steps (or open a model), then press Run to generate through the KV cache."));
   leftLayout->addWidget(raster_, 1);
   auto* right = new QWidget(splitter);
   auto* rightLayout = new QVBoxLayout(right);
@@ -270,6 +270,11 @@ QWidget* KvCacheView::buildPanel() {
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   rows->addWidget(message_);
   return panel;
+}
+
+void KvCacheView::settle() {
+  model_->waitForIdle();
+  QCoreApplication::processEvents();
 }
 
 void KvCacheView::run() {

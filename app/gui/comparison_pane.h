@@ -18,6 +18,7 @@ namespace attnlab {
 
 class AttentionMapModel;
 class HeadSelection;
+class ModelOpener;
 class SharedColourScale;
 class LossHistoryModel;
 
@@ -40,7 +41,11 @@ class ComparisonPane : public QFrame {
   const ProgressSnapshot& progress() const { return progress_; }
   int tracedStep() const { return tracedStep_; }
 
-  void start();  // trains the pane's configuration from scratch
+  void start();  // trains the pane's configuration from scratch (a pane showing a model folder has none)
+  // Shows the model of a Hugging Face folder instead (loaded on a worker, as File > Open Model
+  // does): nothing trains, every view shows it, and a refusal is said in the header.
+  void openModelFolder(const QString& dir);
+  QString modelFolder() const { return folder_; }  // "" for a pane that trains its configuration
   // Queued behind other runs (training one after another): said in the header until it starts.
   void setWaiting(bool waiting);
   void setViewKind(int kind);  // an index of viewKinds()
@@ -75,6 +80,9 @@ class ComparisonPane : public QFrame {
   int tracedStep_ = -1;
   QString error_;
   bool waiting_ = false;
+  QString folder_;             // the opened model's folder, if any
+  QString modelSummary_;       // its architecture and shape, for the header
+  ModelOpener* opener_ = nullptr;
 };
 
 }  // namespace attnlab
