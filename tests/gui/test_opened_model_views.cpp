@@ -1,4 +1,4 @@
-// Every view on a model opened from a Hugging Face folder (a tiny random gpt2 and llama): each
+// Long maps' block-max thumbnails; and every view on a model opened from a Hugging Face folder (a tiny random gpt2 and llama): each
 // tab shows and settles; no caption speaks of a training step, they name the model; the head
 // table's diagnostics and importance are on the user's probe (the shown loss is the probe's own
 // next-token loss); the KV cache runs every eviction policy on the probe, and the full cache's
@@ -16,7 +16,9 @@
 #include "head_table_view.h"
 #include "hf/hf_model.h"
 #include "kv_cache_model.h"
+#include "colormap.h"
 #include "main_window.h"
+#include "map_image.h"
 #include "model/workspace.h"
 #include "probe_editor.h"
 #include "tiny_experiment.h"
@@ -55,6 +57,35 @@ class OpenedModelViewsTest : public QObject {
   QTemporaryDir tmp_;
 
  private slots:
+  // A long map's thumbnail: each pixel is its block's largest visible weight; masked only where the whole block is.
+  void longMapThumbnail() {
+    const int n = 300, side = 30, block = 10;
+    auto snapshot = std::make_shared<TraceSnapshot>();
+    HeadTrace head;
+    head.weights = Mat::Zero(n, n);
+    head.scores = Mat::Constant(n, n, -std::numeric_limits<float>::infinity());
+    for (int q = 0; q < n; ++q)
+      for (int k = 0; k <= q; ++k) {
+        head.scores(q, k) = 0;
+        head.weights(q, k) = static_cast<float>((q * 7 + k * 13) % 101) / 100.f;
+      }
+    snapshot->trace.tokens.assign(n, 1);
+    snapshot->trace.layers.push_back({"softmax", {head}, {}});
+    AttentionMapModel map;
+    map.setTrace(snapshot);
+    const QImage image = mapThumbnail(map, 0, 0, side);
+    QCOMPARE(image.width(), side);
+    const double top = map.maxWeight(0, 0);
+    for (int by = 0; by < side; ++by)
+      for (int bx = 0; bx < side; ++bx) {
+        float peak = -1;
+        for (int q = by * block; q < (by + 1) * block; ++q)
+          for (int k = bx * block; k < (bx + 1) * block && k <= q; ++k) peak = std::max(peak, head.weights(q, k));
+        const QRgb expected = peak < 0 ? kMaskedColour : rampColor(map.rampPosition(peak, top)).rgb();
+        QCOMPARE(image.pixel(bx, by), expected);
+      }
+  }
+
   void everyView_data() {
     QTest::addColumn<QString>("architecture");
     QTest::newRow("gpt2") << QStringLiteral("gpt2");
