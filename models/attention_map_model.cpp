@@ -78,6 +78,15 @@ bool AttentionMapModel::isSwitchedOff(int layer, int head) const {
   return layer >= 0 && layer < int(gains.size()) && head >= 0 && head < int(gains[layer].size()) && gains[layer][head] == 0;
 }
 
+bool AttentionMapModel::isOpenedModel() const {
+  return snapshot_ && snapshot_->model && snapshot_->model->run && !snapshot_->model->run->openedName.empty();
+}
+
+QString AttentionMapModel::stageText() const {
+  if (isOpenedModel()) return QString::fromStdString(snapshot_->model->run->openedName);
+  return tr("step %1").arg(step());
+}
+
 QString AttentionMapModel::tokenLabel(int position) const {
   if (!snapshot_) return {};
   const Trace& trace = snapshot_->trace;

@@ -59,12 +59,16 @@ class AttentionMapModel : public QObject {
 
   bool hasMap() const;  // some head of the trace has a map
   const TraceSnapshot* snapshot() const { return snapshot_.get(); }
+  std::shared_ptr<const TraceSnapshot> sharedSnapshot() const { return snapshot_; }  // for work on another thread
   int step() const { return snapshot_ ? snapshot_->step : 0; }
   int layerCount() const;
   int headCount(int layer) const;
   HeadMap headMap(int layer, int head) const { return {this, layer, head}; }
   // True when the head is switched off (head gain 0) in the model the trace came from.
   bool isSwitchedOff(int layer, int head) const;
+  // Where the model stands, for captions: "step 12", or an opened model's name.
+  QString stageText() const;
+  bool isOpenedModel() const;
   // Token text at `position`, with blanks made visible.
   QString tokenLabel(int position) const;
 

@@ -74,7 +74,7 @@ void BackgroundJob::startNext() {
         else if (delivery) delivery();
       }
       if (waiting_) return startNext();
-      if (busy_) emit busyChanged(busy_ = false);
+      if (busy_ && !running_) emit busyChanged(busy_ = false);  // the delivery may have started the next job itself
     }, Qt::QueuedConnection);
   });
 }

@@ -18,6 +18,7 @@ namespace attnlab {
 
 struct HeadTableModel::ProbeCache {
   std::shared_ptr<const RunData> run;  // the run `probe` was drawn for
+  std::vector<int> text;               // an opened model's probe it was made on
   std::unique_ptr<MapDiagnosticsProbe> probe;
 };
 
@@ -57,6 +58,15 @@ double field(const MapDiagnostics& d, int column) {
     case HeadTableModel::EffectiveRank: return d.effective_rank;
   }
   return kNotMeasured;
+}
+
+// An opened model's sample: the probe as one sequence, each token predicting the next.
+std::vector<Batch> probeSample(const std::vector<int>& probe) {
+  if (probe.size() < 2) return {};
+  Batch b{1, static_cast<int>(probe.size()), probe, {}};
+  b.targets.assign(probe.begin() + 1, probe.end());
+  b.targets.push_back(-1);
+  return {b};
 }
 
 bool anyOffIn(const HeadGains& gains) {
@@ -168,7 +178,10 @@ void HeadTableModel::resetShape() {
   importance_.reset();
   importanceStep_ = importanceRequestedStep_ = -1;
   importanceGains_.clear();
+  importanceRun_.reset();
+  importanceProbe_.clear();
   latest_.reset();
+  latestProbe_.clear();
   diagnosticsPending_ = false;
   diagnosticsJob_->cancel();
   importanceJob_->cancel();
@@ -180,6 +193,7 @@ void HeadTableModel::snapshotArrived() {
   const TraceSnapshot* trace = attention_->snapshot();
   if (!trace || !trace->model || trace->model == latest_) return;
   latest_ = trace->model;
+  latestProbe_ = trace->trace.tokens;
   diagnosticsPending_ = true;
   schedule();
 }
@@ -226,8 +240,11 @@ void HeadTableModel::waitForIdle() {
 }
 
 bool HeadTableModel::importanceWanted() const {
-  return active_ && latest_ && latest_->run && !latest_->run->evalBatches.empty() &&
-         (latest_->step != importanceRequestedStep_ || latest_->headGains != importanceGains_);
+  if (!active_ || !latest_ || !latest_->run) return false;
+  if (onOpenedModel())
+    return latestProbe_.size() >= 2 && (latestProbe_ != importanceProbe_ || latest_->headGains != importanceGains_ || latest_->run != importanceRun_);
+  return !latest_->run->evalBatches.empty() &&
+         (latest_->step != importanceRequestedStep_ || latest_->headGains != importanceGains_ || latest_->run != importanceRun_);
 }
 
 void HeadTableModel::submitDiagnostics() {
@@ -235,16 +252,25 @@ void HeadTableModel::submitDiagnostics() {
   std::shared_ptr<const ModelSnapshot> snapshot = latest_;
   if (!snapshot || !snapshot->model || !snapshot->run) return;
   std::shared_ptr<ProbeCache> cache = probeCache_;
-  diagnosticsJob_->submit([this, snapshot, cache]() -> BackgroundJob::Delivery {
+  const std::vector<int> text = onOpenedModel() ? latestProbe_ : std::vector<int>{};
+  diagnosticsJob_->submit([this, snapshot, cache, text]() -> BackgroundJob::Delivery {
     QElapsedTimer took;
     took.start();
     const RunData& run = *snapshot->run;
-    if (cache->run != snapshot->run) {
-      std::string error;
-      const std::unique_ptr<Task> task = makeTask(run.config.task, error);
-      if (!task) throw std::invalid_argument("head diagnostics: " + error);
-      cache->probe = std::make_unique<MapDiagnosticsProbe>(*task, run.config.model.vocab, run.sequenceLength, kProbeBatch, kProbeSeed);
+    if (cache->run != snapshot->run || cache->text != text) {
+      if (!run.openedName.empty()) {  // no task: the user's text, and random repeats for previous-token and induction
+        if (text.empty()) throw std::invalid_argument("head diagnostics need a probe");
+        const int repeat = std::min(kOpenedRepeatLength, (run.config.model.context - 1) / 2);
+        const Batch probe{1, static_cast<int>(text.size()), text, std::vector<int>(text.size(), -1)};
+        cache->probe = std::make_unique<MapDiagnosticsProbe>(probe, run.config.model.vocab, repeat, kProbeBatch, kProbeSeed);
+      } else {
+        std::string error;
+        const std::unique_ptr<Task> task = makeTask(run.config.task, error);
+        if (!task) throw std::invalid_argument("head diagnostics: " + error);
+        cache->probe = std::make_unique<MapDiagnosticsProbe>(*task, run.config.model.vocab, run.sequenceLength, kProbeBatch, kProbeSeed);
+      }
       cache->run = snapshot->run;
+      cache->text = text;
     }
     auto result = cache->probe->measure(*snapshot->model);
     return [this, result = std::move(result), step = snapshot->step, ms = took.elapsed()] {
@@ -261,14 +287,17 @@ void HeadTableModel::submitImportance() {
   std::shared_ptr<const ModelSnapshot> snapshot = latest_;
   importanceRequestedStep_ = snapshot->step;
   importanceGains_ = snapshot->headGains;
-  importanceJob_->submit([this, snapshot]() -> BackgroundJob::Delivery {
+  importanceRun_ = snapshot->run;
+  importanceProbe_ = latestProbe_;
+  const std::vector<Batch> sample = onOpenedModel() ? probeSample(latestProbe_) : std::vector<Batch>{};
+  importanceJob_->submit([this, snapshot, sample]() -> BackgroundJob::Delivery {
     QElapsedTimer took;
     took.start();
     // A private copy: importance switches heads on and off, which the shared snapshot must never see.
     const std::unique_ptr<Model> copy = copyModel(*snapshot->model);
     auto result = std::make_shared<const LiveHeadImportance>(
-        liveHeadImportance(*copy, snapshot->run->evalBatches, snapshot->run->hasAnswers, snapshot->headGains, kDropOrderSeed,
-                           &BackgroundJob::stopRequested));
+        liveHeadImportance(*copy, sample.empty() ? snapshot->run->evalBatches : sample, snapshot->run->hasAnswers, snapshot->headGains,
+                           kDropOrderSeed, &BackgroundJob::stopRequested));
     return [this, result, step = snapshot->step, ms = took.elapsed()] {
       ran(importancePace_, ms);
       if (int(result->heads.size()) != layers_ * heads_) return;

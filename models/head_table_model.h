@@ -38,6 +38,8 @@ class HeadTableModel : public QAbstractTableModel {
   static constexpr int kProbeBatch = 8;
   static constexpr uint64_t kProbeSeed = 7;
   static constexpr uint64_t kDropOrderSeed = 11;  // the random head-drop order
+  // An opened model (no task): previous-token and induction on repeats of this length at most.
+  static constexpr int kOpenedRepeatLength = 32;
   // While training runs, each computation rests this many times as long as it took before the next
   // (so it takes at most a quarter of a core from training); otherwise it runs as soon as asked.
   static constexpr int kRestWhileTraining = 3;
@@ -74,6 +76,9 @@ class HeadTableModel : public QAbstractTableModel {
   const std::vector<std::vector<MapDiagnostics>>& diagnostics() const { return diagnostics_; }
   const LiveHeadImportance* importance() const { return importance_.get(); }
   int diagnosticsStep() const { return diagnosticsStep_; }
+  // The snapshot is of a model opened from a folder: diagnostics and importance are on the probe.
+  bool onOpenedModel() const { return latest_ && latest_->run && !latest_->run->openedName.empty(); }
+  int probeLength() const { return static_cast<int>(latestProbe_.size()); }
   int importanceStep() const { return importanceStep_; }
   bool hasAnswers() const;  // the curves show accuracy (else loss)
 
@@ -119,6 +124,9 @@ class HeadTableModel : public QAbstractTableModel {
   int diagnosticsStep_ = -1;
   std::shared_ptr<const LiveHeadImportance> importance_;
   int importanceStep_ = -1;
+  std::shared_ptr<const RunData> importanceRun_;  // the run it was asked on
+  std::vector<int> importanceProbe_;              // an opened model's probe it was asked on
+  std::vector<int> latestProbe_;                  // the probe of latest_'s trace
   HeadGains importanceGains_;        // gains of the importance shown or being computed
   int importanceRequestedStep_ = -1;  // step of the importance shown or being computed
 };

@@ -93,6 +93,7 @@ void KvCacheModel::run(const KvCacheRequest& request) {
     auto result = std::make_shared<KvCacheResult>();
     result->record = recordOccupancy(*keep->model, occupancy);  // throws a one-line reason: failed()
     result->modelStep = keep->step;
+    result->openedName = QString::fromStdString(keep->run->openedName);
     result->note = note;
     const Vocabulary& vocabulary = *keep->run->vocabulary;
     for (const OccupancyRun& run : result->record.runs) {

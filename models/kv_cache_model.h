@@ -31,6 +31,7 @@ struct KvCacheResult {
   OccupancyRecord record;
   std::vector<QStringList> tokenText;  // [run][step] each run's tokens as text
   int modelStep = 0;                   // the training step of the model that generated
+  QString openedName;                  // or the name of the opened model ("" for a lab run)
   QString note;                        // e.g. that the prompt was cut to fit the context
 };
 

@@ -46,6 +46,9 @@ struct RunData {
   int sequenceLength = 0;         // tokens per training/validation sequence
   bool hasAnswers = false;        // the task scores exact answers (accuracy), else loss only
   std::vector<Batch> evalBatches;  // a fixed validation sample (analysis/analysis.h validationBatches)
+  // A model opened from a Hugging Face folder: its name ("" for the lab's own runs, which have
+  // steps). It has no task: evalBatches is its first probe.
+  std::string openedName;
 };
 
 // The model as it was after `step` steps: an independent copy of the weights that views and

@@ -106,12 +106,13 @@ void TrainingSession::open(std::unique_ptr<Trainer> trainer) {
 }
 
 void TrainingSession::openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary,
-                                std::vector<int> probe) {
+                                std::vector<int> probe, std::string name) {
   discardRun();
   trainer_.reset();
   openedModel_ = std::move(model);
   openedVocabulary_ = std::move(vocabulary);
   openedProbe_ = std::move(probe);
+  openedName_ = name.empty() ? "opened model" : std::move(name);
   ++run_;
   emit cleared();
   pauseRequested_ = true;
@@ -257,6 +258,8 @@ void TrainingSession::deliver() {
   if (run != run_) return;
   if (mail.progress) emit progressed(*mail.progress);
   if (run != run_) return;
+  if (mail.tracing && !mail.trace) emit tracing(*mail.tracing);
+  if (run != run_) return;
   if (mail.trace) emit traced(mail.trace);
   if (run != run_) return;
   emitSaves(mail.saves);
@@ -379,22 +382,33 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
   }
 }
 
-// An opened model has no task: its analyses' sample is the probe itself (one sequence, each token
-// predicting the next), and a fresh probe draw keeps the current one.
+namespace {
+
+// An opened model has no task: its analyses' sample is its first probe (one sequence, each token
+// predicting the next); the head table reads each later probe from the trace.
+std::shared_ptr<const RunData> openedRunData(const Model& model, const std::shared_ptr<const Vocabulary>& vocabulary,
+                                             const std::vector<int>& probe, const std::string& name) {
+  auto run = std::make_shared<RunData>();
+  run->config.model = model.config();
+  run->config.name = name;
+  run->openedName = name;
+  run->vocabulary = vocabulary;
+  run->sequenceLength = static_cast<int>(probe.size());
+  Batch sample{1, static_cast<int>(probe.size()), probe, {}};
+  sample.targets.assign(probe.begin() + 1, probe.end());
+  sample.targets.push_back(-1);
+  if (sample.T >= 2) run->evalBatches.push_back(std::move(sample));
+  return run;
+}
+
+}  // namespace
+
+// A fresh probe draw keeps the current probe.
 void TrainingSession::runOpenedWorker() {
   runBelowTheUi();
   try {
     const Model& model = *openedModel_;
-    auto run = std::make_shared<RunData>();
-    run->config.model = model.config();
-    run->config.name = "opened model";
-    run->vocabulary = openedVocabulary_;
-    run->sequenceLength = static_cast<int>(openedProbe_.size());
-    Batch sample{1, static_cast<int>(openedProbe_.size()), openedProbe_, {}};
-    sample.targets.assign(openedProbe_.begin() + 1, openedProbe_.end());
-    sample.targets.push_back(-1);
-    if (sample.T >= 2) run->evalBatches.push_back(std::move(sample));
-    WorkerProbe probe{openedProbe_, Rng(1), openedVocabulary_, run, {}};
+    WorkerProbe probe{openedProbe_, Rng(1), openedVocabulary_, openedRunData(model, openedVocabulary_, openedProbe_, openedName_), {}};
     {
       std::lock_guard lock(mutex_);
       if (gainsRequest_) probe.headGains = *gainsRequest_;
@@ -409,7 +423,14 @@ void TrainingSession::runOpenedWorker() {
         if (stopRequested_) break;
       }
       saveRequested(nullptr);
-      if (takeProbeRequest(model.config(), keep, probe)) publishTrace(model, 0, probe);
+      if (takeProbeRequest(model.config(), keep, probe)) {
+        {
+          std::lock_guard lock(mutex_);
+          mailbox_.tracing = static_cast<int>(probe.tokens.size());
+        }
+        notifyUi();
+        publishTrace(model, 0, probe);
+      }
     }
     finishWorker(std::nullopt);
   } catch (const std::exception& e) {
@@ -545,6 +566,7 @@ void TrainingSession::publishTrace(const Model& source, int step, WorkerProbe& p
   {
     std::lock_guard lock(mutex_);
     mailbox_.trace = std::move(snapshot);
+    mailbox_.tracing.reset();
   }
   notifyUi();
 }

@@ -56,7 +56,9 @@ class TrainingSession : public QObject {
   // Discards any current run and shows `model`, opened from a Hugging Face folder (hf/hf_model.h):
   // there is no trainer, so nothing trains or saves. The worker traces `probe` (ids of
   // `vocabulary`), then each probe edit and head ablation, with the step shown as 0; state Finished.
-  void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe);
+  // `name` (e.g. "gpt2") is what captions show in place of a training step.
+  void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe,
+                 std::string name = "opened model");
   bool hasOpenedModel() const { return openedModel_ != nullptr; }
   void pause();
   void resume();
@@ -93,6 +95,9 @@ class TrainingSession : public QObject {
   void lossPointsAdded(const std::vector<attnlab::LossPoint>& points);
   void progressed(const attnlab::ProgressSnapshot& progress);
   void traced(const std::shared_ptr<const attnlab::TraceSnapshot>& trace);
+  // An opened model's worker has begun tracing a probe of `tokens` tokens (traced() follows): a
+  // long probe takes seconds, which the window shows.
+  void tracing(int tokens);
   void failed(const QString& message);
   // The worker has stopped between steps after pause() or the pause-at step, `step` steps done.
   void pausedAt(int step);
@@ -114,6 +119,7 @@ class TrainingSession : public QObject {
     std::vector<LossPoint> points;
     std::optional<ProgressSnapshot> progress;
     std::shared_ptr<const TraceSnapshot> trace;
+    std::optional<int> tracing;  // tokens of a trace begun and not yet published
     std::vector<SaveResult> saves;
     std::optional<int> pausedAt;
     std::optional<State> ended;  // Finished, Stopped or Failed once training is over
@@ -164,6 +170,7 @@ class TrainingSession : public QObject {
   std::unique_ptr<Model> openedModel_;
   std::shared_ptr<const Vocabulary> openedVocabulary_;
   std::vector<int> openedProbe_;
+  std::string openedName_;
 
   std::mutex mutex_;
   std::condition_variable wake_;  // pause/resume/stop/step/save/probe changes, for a waiting worker

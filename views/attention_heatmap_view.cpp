@@ -144,11 +144,11 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
   const Geometry g = geometry();
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, QFontMetrics(font()).height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("Layer %1, head %2 \u00b7 %3 attention \u00b7 step %4 \u00b7 rows: queries, columns: keys")
+                   tr("Layer %1, head %2 \u00b7 %3 attention \u00b7 %4 \u00b7 rows: queries, columns: keys")
                        .arg(selection_->layer() + 1)
                        .arg(selection_->head() + 1)
                        .arg(shown().variant())
-                       .arg(model_->step()));
+                       .arg(model_->stageText()));
   paintCells(painter, g);
   paintLabels(painter, g);
   paintLegend(painter, g);

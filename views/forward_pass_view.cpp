@@ -226,11 +226,11 @@ void ForwardPassView::rebuild() {
   pass_ = explainHead(*head, attention_->headMap(selection_->layer(), selection_->head()).variant().toStdString(), query());
   const ForwardPass& f = pass_;
   const QString token = attention_->tokenLabel(f.query);
-  heading_->setText(tr("Layer %1, head %2 (%3) at step %4; query: position %5 \u201c%6\u201d")
+  heading_->setText(tr("Layer %1, head %2 (%3) %4; query: position %5 \u201c%6\u201d")
                         .arg(selection_->layer() + 1)
                         .arg(selection_->head() + 1)
                         .arg(QString::fromStdString(f.variant))
-                        .arg(attention_->step())
+                        .arg((attention_->isOpenedModel() ? tr("of %1") : tr("at %1")).arg(attention_->stageText()))
                         .arg(f.query + 1)
                         .arg(token));
   QStringList dims, keyLabels, allLabels;

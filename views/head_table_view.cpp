@@ -51,8 +51,9 @@ static_assert(std::size(kCsvColumns) == HeadTableModel::ColumnCount);
 HeadTableView::HeadTableView(const ViewContext& context, QWidget* parent)
     : QWidget(parent), selection_(context.selection), model_(new HeadTableModel(context.attention, context.session, this)) {
   auto* explain = new QLabel(tr(
-      "Each row is one head. Diagnostics describe its attention maps on a batch of the task's sequences (previous-token "
-      "and induction on repeated random sequences); importance is how much the validation loss rises without it. "
+      "Each row is one head. Diagnostics describe its attention maps on a batch of the task's sequences (an opened model: "
+      "on the probe; previous-token and induction on repeated random sequences); importance is how much the validation "
+      "loss (an opened model: the probe's next-token loss) rises without it. "
       "Hover a column title for its formula, click a row to select the head everywhere, untick <b>On</b> to switch a "
       "head off in every view (not in training)."), this);
   explain->setWordWrap(true);
@@ -228,9 +229,13 @@ void HeadTableView::updateStatus() {
     return;
   }
   QStringList parts;
-  parts << (model_->diagnosticsStep() >= 0 ? tr("diagnostics at step %1").arg(model_->diagnosticsStep()) : tr("diagnostics: computing\u2026"));
+  const bool opened = model_->onOpenedModel();
+  if (model_->diagnosticsStep() < 0) parts << tr("diagnostics: computing\u2026");
+  else if (opened) parts << tr("diagnostics on the probe (%1 tokens; previous-token and induction on repeated random tokens)").arg(model_->probeLength());
+  else parts << tr("diagnostics at step %1").arg(model_->diagnosticsStep());
   if (const LiveHeadImportance* importance = model_->importance()) {
-    QString shown = tr("importance at step %1 on 4 validation batches: loss %2").arg(model_->importanceStep()).arg(importance->shown.loss, 0, 'f', 3);
+    QString shown = opened ? tr("importance on the probe: next-token loss %1").arg(importance->shown.loss, 0, 'f', 3)
+                           : tr("importance at step %1 on 4 validation batches: loss %2").arg(model_->importanceStep()).arg(importance->shown.loss, 0, 'f', 3);
     if (std::isfinite(importance->shown.accuracy)) shown += tr(", accuracy %1").arg(importance->shown.accuracy, 0, 'f', 3);
     parts << shown;
   } else {

@@ -107,7 +107,7 @@ KvCacheView::KvCacheView(const ViewContext& context, QWidget* parent)
   pick->addWidget(runPicker_);
   leftLayout->addLayout(pick);
   raster_ = new KvOccupancyRaster(left);
-  raster_->setEmptyText(tr("Train a few steps, then press Run to generate through the KV cache."));
+  raster_->setEmptyText(tr("Train a few steps (or open a model), then press Run to generate through the KV cache."));
   leftLayout->addWidget(raster_, 1);
   auto* right = new QWidget(splitter);
   auto* rightLayout = new QVBoxLayout(right);
@@ -299,6 +299,11 @@ QWidget* KvCacheView::buildPanel() {
   return panel;
 }
 
+void KvCacheView::settle() {
+  model_->waitForIdle();
+  QCoreApplication::processEvents();
+}
+
 void KvCacheView::run() {
   const TraceSnapshot* snapshot = attention_->snapshot();
   KvCacheRequest request;
@@ -456,8 +461,9 @@ void KvCacheView::showResult() {
   if (attention_) attention_->setEvictions(result, runPicker_->currentIndex());
   if (result) {
     const OccupancyRecord& r = result->record;
-    QString text = tr("Model at step %1: %2 prompt + %3 generated tokens, %4 bytes per entry (K and V of one KV head).")
-                       .arg(result->modelStep).arg(r.promptLength).arg(r.steps - r.promptLength).arg(r.bytesPerEntry);
+    QString text = tr("%1: %2 prompt + %3 generated tokens, %4 bytes per entry (K and V of one KV head).")
+                       .arg(result->openedName.isEmpty() ? tr("Model at step %1").arg(result->modelStep) : result->openedName)
+                       .arg(r.promptLength).arg(r.steps - r.promptLength).arg(r.bytesPerEntry);
     if (!result->note.isEmpty()) text += QLatin1Char(' ') + result->note + QLatin1Char('.');
     QStringList generated;
     for (size_t i = 0; i < r.runs.size(); ++i)

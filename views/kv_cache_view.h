@@ -48,6 +48,7 @@ class KvCacheView : public QWidget, public ExportableView {
   KvCacheModel* model() const { return model_; }
   KvOccupancyRaster* raster() const { return raster_; }
   void run();  // generates with the panel's settings
+  void settle();  // blocks until the generation being computed is shown (captures)
   // Picks the main policy and budget as if chosen by hand (a tour's @kv) and runs when shown.
   // Returns "" or why not (an unknown policy).
   QString setEviction(const QString& policy, const QString& budget);

@@ -3,6 +3,9 @@
 #include "attention_map_model.h"
 #include "colormap.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace attnlab {
 
 QImage mapImage(const AttentionMapModel& model, int layer, int head, double top) {
@@ -15,6 +18,31 @@ QImage mapImage(const AttentionMapModel& model, int layer, int head, double top)
     auto* row = reinterpret_cast<QRgb*>(image.scanLine(q));
     for (int k = 0; k < n; ++k)
       row[k] = map.isMasked(q, k) ? kMaskedColour : rampColor(model.rampPosition(map.weight(q, k), top)).rgb();
+  }
+  return image;
+}
+
+QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int side) {
+  const HeadMap map = model.headMap(layer, head);
+  const int n = map.size();
+  if (n == 0 || side <= 0) return {};
+  if (n <= side) return mapImage(model, layer, head);
+  const int block = (n + side - 1) / side, pixels = (n + block - 1) / block;
+  const double top = map.maxWeight();
+  QImage image(pixels, pixels, QImage::Format_RGB32);
+  std::vector<float> peak(pixels);
+  std::vector<char> visible(pixels);
+  for (int by = 0; by < pixels; ++by) {
+    std::fill(peak.begin(), peak.end(), 0.f);
+    std::fill(visible.begin(), visible.end(), 0);
+    for (int q = by * block; q < std::min(n, (by + 1) * block); ++q)
+      for (int k = 0; k < n; ++k) {
+        if (map.isMasked(q, k)) continue;
+        visible[k / block] = 1;
+        peak[k / block] = std::max(peak[k / block], map.weight(q, k));
+      }
+    auto* row = reinterpret_cast<QRgb*>(image.scanLine(by));
+    for (int bx = 0; bx < pixels; ++bx) row[bx] = visible[bx] ? rampColor(model.rampPosition(peak[bx], top)).rgb() : kMaskedColour;
   }
   return image;
 }

@@ -12,5 +12,9 @@ constexpr QRgb kMaskedColour = 0xffe2e2e2;  // masked cells: light grey, off the
 // Coloured by the model's ramp position against `top` (the head's own largest weight when
 // negative); masked cells kMaskedColour. Null image when the head does not exist.
 QImage mapImage(const AttentionMapModel& model, int layer, int head, double top = -1);
+// The same at most `side` pixels wide: a map larger than that is shown block by block, each
+// pixel the largest weight of its block (so a sharp head stays visible), masked only where the
+// whole block is. A 1,024-token map becomes a thumbnail without colouring a million cells.
+QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int side);
 
 }  // namespace attnlab

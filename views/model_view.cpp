@@ -1,6 +1,7 @@
 #include "model_view.h"
 
 #include <QContextMenuEvent>
+#include <QCoreApplication>
 #include <QHelpEvent>
 #include <QMenu>
 #include <QMouseEvent>
@@ -10,6 +11,7 @@
 #include <algorithm>
 
 #include "attention_map_model.h"
+#include "background_job.h"
 #include "head_selection.h"
 #include "map_image.h"
 
@@ -24,8 +26,11 @@ constexpr int kSelectionFrame = 3;
 }  // namespace
 
 ModelView::ModelView(const ViewContext& context, QWidget* parent)
-    : QWidget(parent), model_(context.attention), selection_(context.selection) {
-  connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+    : QWidget(parent), model_(context.attention), selection_(context.selection), thumbnailJob_(new BackgroundJob(this)) {
+  connect(model_, &AttentionMapModel::mapChanged, this, [this] {
+    thumbnailTrace_ = nullptr;  // a new trace or colour scale: thumbnails are remade
+    update();
+  });
   connect(selection_, &HeadSelection::headChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
@@ -62,6 +67,42 @@ std::pair<int, int> ModelView::headAt(const QPoint& point) const {
   return {-1, -1};
 }
 
+void ModelView::settle() {
+  if (isVisible()) repaint();  // asks for the thumbnails this size needs
+  thumbnailJob_->waitForIdle();
+  QCoreApplication::processEvents();
+}
+
+QImage ModelView::thumbnail(int layer, int head, int side) {
+  const TraceSnapshot* shown = model_->snapshot();
+  const int n = shown ? model_->headMap(layer, head).size() : 0;
+  if (n <= kDirectCells) return mapImage(*model_, layer, head);  // small: drawn directly, as always
+  // A long probe's maps: thumbnails made on a worker once per trace, colour scale and size.
+  if (side != thumbnailSide_ || shown != thumbnailTrace_) requestThumbnails(side);
+  const auto found = thumbnails_.find({layer, head});
+  return found == thumbnails_.end() ? QImage() : found->second;
+}
+
+void ModelView::requestThumbnails(int side) {
+  thumbnailSide_ = side;
+  thumbnailTrace_ = model_->snapshot();
+  std::shared_ptr<const TraceSnapshot> trace = model_->sharedSnapshot();
+  const AttentionMapModel::ColourScale scale = model_->colourScale();
+  thumbnailJob_->submit([this, trace, scale, side]() -> BackgroundJob::Delivery {
+    AttentionMapModel copy;  // this thread's own view of the immutable trace
+    copy.setTrace(trace);
+    copy.setColourScale(scale);
+    auto made = std::make_shared<std::map<std::pair<int, int>, QImage>>();
+    for (int l = 0; l < copy.layerCount(); ++l)
+      for (int h = 0; h < copy.headCount(l); ++h) (*made)[{l, h}] = mapThumbnail(copy, l, h, side);
+    return [this, trace, made, side] {
+      if (trace.get() != model_->snapshot() || side != thumbnailSide_) return;
+      thumbnails_ = std::move(*made);
+      update();
+    };
+  });
+}
+
 void ModelView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().base());
@@ -74,7 +115,7 @@ void ModelView::paintEvent(QPaintEvent*) {
   const QFontMetrics fm(font());
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(kMargin, kMargin, g.origin.x() - kMargin - kGap, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   tr("step %1").arg(model_->step()));
+                   QFontMetrics(font()).elidedText(model_->stageText(), Qt::ElideMiddle, g.origin.x() - 2 * kMargin - kGap));
   for (int h = 0; h < g.heads; ++h)
     painter.drawText(QRect(g.origin.x() + h * g.pitch, kMargin, g.side, fm.height()), Qt::AlignCenter, tr("Head %1").arg(h + 1));
   for (int l = 0; l < model_->layerCount(); ++l) {
@@ -83,7 +124,9 @@ void ModelView::paintEvent(QPaintEvent*) {
     painter.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l + 1));
     for (int h = 0; h < model_->headCount(l); ++h) {
       const QRect r = thumbnailRect(l, h);
-      painter.drawImage(r, mapImage(*model_, l, h));  // unsmoothed: every cell stays one colour
+      const QImage image = thumbnail(l, h, r.width());
+      if (image.isNull()) painter.fillRect(r, palette().window());  // being made
+      else painter.drawImage(r, image);  // unsmoothed: every cell (or block) stays one colour
       if (model_->isSwitchedOff(l, h)) {  // switched off in the head table: its map stays, its output is gone
         painter.fillRect(r, QColor(255, 255, 255, 170));
         painter.setPen(palette().color(QPalette::Text));

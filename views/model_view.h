@@ -1,12 +1,17 @@
 #pragma once
 // Every layer x head at once as small heatmaps (rows: layers, columns: heads), live while
 // training, like BertViz's model view. Clicking one selects it in every view.
+#include <QImage>
 #include <QWidget>
+#include <map>
 
 #include "view_context.h"
 #include "view_export.h"
 
 namespace attnlab {
+
+class BackgroundJob;
+struct TraceSnapshot;
 
 class AttentionMapModel;
 class HeadSelection;
@@ -21,6 +26,8 @@ class ModelView : public QWidget, public ExportableView {
   // The (layer, head) under `point`, or {-1, -1}.
   std::pair<int, int> headAt(const QPoint& point) const;
   QSize sizeHint() const override { return {640, 480}; }
+  // Blocks until the thumbnails of a long probe (made on a worker) are drawn: captures, benchmarks.
+  void settle();
 
   QString exportName() const override { return QStringLiteral("model-view"); }
   QWidget* exportWidget() override { return this; }
@@ -41,9 +48,16 @@ class ModelView : public QWidget, public ExportableView {
     int heads = 0;
   };
   Geometry geometry() const;
+  static constexpr int kDirectCells = 256;  // maps up to this many tokens are drawn from the trace at once
+  QImage thumbnail(int layer, int head, int side);
+  void requestThumbnails(int side);
 
   const AttentionMapModel* model_;
   HeadSelection* selection_;
+  BackgroundJob* thumbnailJob_;
+  std::map<std::pair<int, int>, QImage> thumbnails_;  // (layer, head) of a long probe, at thumbnailSide_
+  int thumbnailSide_ = 0;
+  const TraceSnapshot* thumbnailTrace_ = nullptr;    // the trace they were asked for
 };
 
 }  // namespace attnlab

@@ -86,9 +86,9 @@ void SelectionBar::updateCaption() {
     caption_->setText(tr("Attention of the probe input"));
     return;
   }
-  caption_->setText(tr("%1 attention after step %2 \u00b7 %3 tokens")
+  caption_->setText((model_->isOpenedModel() ? tr("%1 attention of %2 \u00b7 %3 tokens") : tr("%1 attention after %2 \u00b7 %3 tokens"))
                         .arg(selection_->shown().variant())
-                        .arg(model_->step())
+                        .arg(model_->stageText().toHtmlEscaped())
                         .arg(selection_->shown().size()) +
                     (model_->isSwitchedOff(selection_->layer(), selection_->head())
                          ? tr(" \u00b7 <b>this head is switched off</b> (Head table)")

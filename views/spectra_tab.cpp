@@ -54,6 +54,8 @@ SpectraTab::SpectraTab(const ViewContext& context, QWidget* parent)
     error_->show();
   });
   connect(attention_, &AttentionMapModel::mapChanged, this, &SpectraTab::followSharedSelection);
+  connect(attention_, &AttentionMapModel::mapChanged, this,
+          [this] { view_->setModelName(attention_->isOpenedModel() ? attention_->stageText() : QString()); });
   connect(selection_, &HeadSelection::headChanged, this, &SpectraTab::followSharedSelection);
   connect(model_, &SpectrumModel::spectrumChanged, this, &SpectraTab::shareSelection);
 }

@@ -215,6 +215,12 @@ void SpectrumView::setSharedSelection(bool shared) {
   overlay_->setVisible(shared);
 }
 
+void SpectrumView::setModelName(const QString& name) {
+  if (name == modelName_) return;
+  modelName_ = name;
+  syncControls();
+}
+
 void SpectrumView::syncControls() {
   const QSignalBlocker quietLayer(layerPicker_), quietHead(headPicker_), quietSlider(slider_), quietFit(fit_),
       quietOverlay(overlay_);
@@ -239,7 +245,8 @@ void SpectrumView::syncControls() {
   for (QWidget* w : {static_cast<QWidget*>(layerPicker_), static_cast<QWidget*>(headPicker_)}) w->setEnabled(model_->hasData());
   slider_->setEnabled(model_->snapshotCount() > 1);
   play_->setEnabled(model_->snapshotCount() > 1);
-  stepLabel_->setText(model_->hasData() ? tr("step %1 (%2 of %3)")
+  if (!modelName_.isEmpty()) stepLabel_->setText(model_->hasData() ? modelName_ : tr("no snapshots"));
+  else stepLabel_->setText(model_->hasData() ? tr("step %1 (%2 of %3)")
                                               .arg(model_->step())
                                               .arg(model_->snapshotIndex() + 1)
                                               .arg(model_->snapshotCount())

@@ -37,6 +37,8 @@ class SpectrumView : public QWidget {
   // a check box overlays every head of the layer instead.
   void setSharedSelection(bool shared);
   QCheckBox* overlayCheck() const { return overlay_; }
+  // An opened model has one snapshot and no steps: the label names it instead ("" for a lab run).
+  void setModelName(const QString& name);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -61,6 +63,7 @@ class SpectrumView : public QWidget {
   QPushButton* play_;
   QCheckBox* fit_;
   QLabel* stepLabel_;
+  QString modelName_;
   QLabel* numbers_;
   QGridLayout* charts_ = nullptr;
   QChartView* plane_;

@@ -11,30 +11,12 @@
 #include "format.h"
 #include "kv/decoder.h"
 #include "model/kv_bytes.h"
-#include "model/workspace.h"
-#include "predictions.h"
+#include "sample/next_token.h"
 #include "opened_model.h"
 #include "setup.h"
 
 namespace attnlab::cli {
 namespace {
-
-// The next token after `sequence`, seeing at most the model's context: once the sequence is
-// longer, the window slides and the oldest tokens drop out of view.
-// The next token from one row of logits: the most likely at temperature 0, else sampled.
-int pick(const float* logits, int vocab, double temperature, Rng& rng) {
-  if (temperature == 0) return static_cast<int>(std::max_element(logits, logits + vocab) - logits);
-  return sampleIndex(softmax(logits, vocab, temperature), rng);
-}
-
-int nextToken(const Model& model, Workspace& ws, const std::vector<int>& sequence, double temperature, Rng& rng) {
-  const int T = std::min<int>(sequence.size(), model.config().context);
-  const std::vector<int> window(sequence.end() - T, sequence.end());
-  const std::vector<int> noTargets(T, -1);
-  model.forward(ws, window.data(), noTargets.data(), 1, T);
-  const Mat& logits = workspaceLogits(ws);
-  return pick(logits.row(T - 1).data(), static_cast<int>(logits.cols()), temperature, rng);
-}
 
 // "0-3, 12, 14-20": sorted positions as ranges.
 std::string ranges(const std::vector<int>& positions) {
@@ -50,7 +32,7 @@ std::string ranges(const std::vector<int>& positions) {
 
 // Decodes the prompt and the new tokens one step each through a cache; appends to `sequence` and
 // fills `steps` (one JSON object per step) and `final` (the last step's record).
-void generateWithCache(const Model& model, const LiveCacheSetup& setup, int count, double temperature, Rng& rng,
+void generateWithCache(const Model& model, const LiveCacheSetup& setup, int count, const SamplingSettings& sampling, Rng& rng,
                        std::vector<int>& sequence, Json& steps, StepRecord& final) {
   try {
     Decoder decoder(model, makeEvictionPolicy(setup.policy, setup.settings, model.config()), setup.policy, setup.budget);
@@ -61,7 +43,7 @@ void generateWithCache(const Model& model, const LiveCacheSetup& setup, int coun
       int evicted = 0;
       for (const HeadOccupancy& h : r.heads) evicted += static_cast<int>(h.evicted.size());
       steps.push_back({{"position", r.position}, {"live", r.liveEntries()}, {"evicted", evicted}, {"bytes", r.bytes}});
-      if (i + 1 >= promptLength) sequence.push_back(pick(logits.data(), static_cast<int>(logits.cols()), temperature, rng));
+      if (i + 1 >= promptLength) sequence.push_back(pickToken(logits.data(), static_cast<int>(logits.cols()), sampling, rng));
     }
     final = decoder.record();
   } catch (const std::invalid_argument& e) {
@@ -91,6 +73,11 @@ void printOccupancy(const Model& model, const LiveCacheSetup& setup, const Json&
 int runGenerate(const Args& args) {
   const int count = static_cast<int>(args.integer("tokens", 32, 1, 100000));
   const double temperature = args.number("temperature", 1.0, 0.0, 100.0);
+  SamplingSettings sampling;
+  sampling.greedy = temperature == 0;
+  sampling.temperature = sampling.greedy ? 1.0 : temperature;
+  sampling.topK = static_cast<int>(args.integer("top-k", 0, 0, std::numeric_limits<int>::max()));
+  sampling.topP = args.number("top-p", 1.0, 1e-9, 1.0);
   const long long seed = args.integer("seed", 1, 0, std::numeric_limits<long long>::max());
   const OpenedModel opened = openAnyModel(args);
   const Model& model = opened.model();
@@ -104,10 +91,9 @@ int runGenerate(const Args& args) {
   Json steps = Json::array();
   StepRecord final;
   if (cached) {
-    generateWithCache(model, setup, count, temperature, rng, sequence, steps, final);
+    generateWithCache(model, setup, count, sampling, rng, sequence, steps, final);
   } else {
-    auto ws = makeWorkspace();
-    for (int i = 0; i < count; ++i) sequence.push_back(nextToken(model, *ws, sequence, temperature, rng));
+    generateTokens(model, sequence, count, sampling, rng);
   }
   const std::vector<int> generated(sequence.begin() + prompt.size(), sequence.end());
 
@@ -116,7 +102,8 @@ int runGenerate(const Args& args) {
     for (int id : generated) labels.push_back(vocabulary.token(id));
     Json out = {{"prompt_tokens", prompt},    {"tokens", generated},
                 {"labels", labels},           {"text", vocabulary.decode(generated)},
-                {"temperature", temperature}, {"seed", seed}};
+                {"temperature", temperature}, {"top_k", sampling.topK},
+                {"top_p", sampling.topP},     {"seed", seed}};
     if (cached) {
       Json heads = Json::array();
       for (const HeadOccupancy& h : final.heads)
@@ -142,7 +129,7 @@ int runGenerate(const Args& args) {
 
 Command generateCommand() {
   return {"generate",
-          "--model DIR (--prompt \"...\" | --ids 1,2,3) [--tokens N] [--temperature T] [--seed S] [--policy NAME [--budget N|R%]\n"
+          "--model DIR (--prompt \"...\" | --ids 1,2,3) [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--policy NAME [--budget N|R%]\n"
           "    [--budget-scope head|layer] [--policy-set KEY=VALUE]...] [--json]",
           "continue a prompt by sampling from a saved model",
           {modelFlag(),
@@ -150,9 +137,11 @@ Command generateCommand() {
            idsFlag(),
            {"tokens", "N", "tokens to generate (default 32)"},
            {"temperature", "T", "sampling temperature; 0 always picks the most likely token (default 1)"},
+           {"top-k", "K", "sample among the K most likely tokens only (default 0: all)"},
+           {"top-p", "P", "then among the most likely whose mass reaches P, renormalised (nucleus; default 1: all)"},
            {"seed", "S", "random seed for sampling (default 1)"},
            evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3],
-           {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, seed[, cache]} as one JSON object"}},
+           {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, top_k, top_p, seed[, cache]} as one JSON object"}},
           "--model takes a lab checkpoint or a Hugging Face model folder (--prompt through its tokenizer, or --ids).\n"
           "Without --policy each new token runs the full forward pass over the sequence; past the model's\n"
           "context the window slides (only the most recent context tokens are seen).\n"

@@ -1,5 +1,6 @@
 #include "comparison_pane.h"
 
+#include <QDir>
 #include <QLabel>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -9,6 +10,7 @@
 #include "head_selection.h"
 #include "io/checkpoint.h"
 #include "loss_history_model.h"
+#include "model_opener.h"
 #include "run_folder_watcher.h"
 #include "train/trainer.h"
 #include "view_kind.h"
@@ -81,7 +83,30 @@ QString ComparisonPane::runName() const { return QStringLiteral("%1 \u00b7 %2").
 
 void ComparisonPane::start() {
   waiting_ = false;
-  if (!watching()) session_->start(config_);
+  if (!watching() && folder_.isEmpty()) session_->start(config_);
+}
+
+void ComparisonPane::openModelFolder(const QString& dir) {
+  folder_ = dir;
+  config_.name = QDir(dir).dirName().toStdString();
+  if (!opener_) {
+    opener_ = new ModelOpener(this);
+    connect(opener_, &ModelOpener::opened, this, [this](const std::shared_ptr<OpenedHfModel>& opened) {
+      const QString name = ModelOpener::name(*opened);
+      config_.name = name.toStdString();
+      const ModelConfig& c = opened->info.config;
+      modelSummary_ = tr("%1, %2 layers × %3 heads, d_model %4").arg(QString::fromStdString(opened->info.model_type)).arg(c.n_layers).arg(c.n_heads).arg(c.d_model);
+      error_.clear();
+      session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe, name.toStdString());
+    });
+    connect(opener_, &ModelOpener::refused, this, [this](const QString&, const QString& message) {
+      error_ = message;
+      updateHeader();
+    });
+  }
+  modelSummary_ = tr("opening…");
+  updateHeader();
+  opener_->open(dir);
 }
 
 QString ComparisonPane::watch(const QString& dir) {
@@ -161,6 +186,13 @@ void ComparisonPane::updateHeader() {
   if (!error_.isEmpty()) status = QStringLiteral("<span style='color:#c0392b'>%1</span>").arg(error_.toHtmlEscaped());
   if (watching())  // what the watcher last said (the step on display, or why a checkpoint was not read)
     status += QStringLiteral("<br><span style='color:#1f6feb'>%1</span>").arg(watchStatus_.toHtmlEscaped());
+  if (!folder_.isEmpty()) {
+    header_->setText(tr("<b>%1</b> <span style='color:#666'>(%2)</span><br>%3")
+                         .arg(runName().toHtmlEscaped(), modelSummary_.toHtmlEscaped(),
+                              error_.isEmpty() ? tr("opened model: not trained here") : status));
+    header_->setToolTip(QDir::toNativeSeparators(folder_));
+    return;
+  }
   header_->setText(tr("<b>%1</b> <span style='color:#666'>(%2 attention%3)</span><br>%4")
                        .arg(runName().toHtmlEscaped(), variants.join(QLatin1Char('/')).toHtmlEscaped(), gates, status));
 }

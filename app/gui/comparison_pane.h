@@ -21,6 +21,7 @@ namespace attnlab {
 class AttentionMapModel;
 class RunFolderWatcher;
 class HeadSelection;
+class ModelOpener;
 class SharedColourScale;
 class KvPolicyLink;
 class LossHistoryModel;
@@ -50,6 +51,11 @@ class ComparisonPane : public QFrame {
   void stopWatching();
   bool watching() const;
   QString watchedFolder() const;  // the checkpoint folder followed ("" when none)
+  void start();  // trains the pane's configuration from scratch (a pane showing a model folder has none)
+  // Shows the model of a Hugging Face folder instead (loaded on a worker, as File > Open Model
+  // does): nothing trains, every view shows it, and a refusal is said in the header.
+  void openModelFolder(const QString& dir);
+  QString modelFolder() const { return folder_; }  // "" for a pane that trains its configuration
   // Queued behind other runs (training one after another): said in the header until it starts.
   void setWaiting(bool waiting);
   void setViewKind(int kind);  // an index of viewKinds()
@@ -89,6 +95,9 @@ class ComparisonPane : public QFrame {
   bool waiting_ = false;
   RunFolderWatcher* watcher_ = nullptr;  // while following a run folder
   QString watchStatus_;
+  QString folder_;             // the opened model's folder, if any
+  QString modelSummary_;       // its architecture and shape, for the header
+  ModelOpener* opener_ = nullptr;
 };
 
 }  // namespace attnlab

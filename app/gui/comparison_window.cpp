@@ -57,7 +57,7 @@ bool sameVocabulary(const TraceSnapshot* a, const TraceSnapshot* b) {
 
 }  // namespace
 
-ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent)
+ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent, const QStringList& modelFolders)
     : QMainWindow(parent),
       link_(new SelectionLink(this)),
       colourScale_(new SharedColourScale(this)),
@@ -68,6 +68,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
   for (size_t i = 0; i < configs.size(); ++i) {
     auto* pane = new ComparisonPane(static_cast<int>(i), configs[i], this);
     panes_.push_back(pane);
+    if (static_cast<int>(i) < modelFolders.size() && !modelFolders[i].isEmpty()) pane->openModelFolder(modelFolders[i]);
     originalThreads_.push_back(configs[i].train.threads);
     savedSteps_.push_back(0);
     names << pane->shortName();
@@ -441,6 +442,8 @@ void ComparisonWindow::resetAll() {
   for (ComparisonPane* pane : panes_) pane->setWaiting(false), pane->stopWatching();
   sharedProbe_.clear();
   for (ComparisonPane* pane : panes_) pane->session()->reset();
+  for (ComparisonPane* pane : panes_)  // an opened model comes back as it was opened
+    if (!pane->modelFolder().isEmpty()) pane->openModelFolder(pane->modelFolder());
 }
 
 void ComparisonWindow::paneStateChanged(int index, TrainingSession::State state) {
@@ -536,7 +539,7 @@ void ComparisonWindow::checkCapture() {
   if (capture_.step == 0) return;
   if (!capture_.evaluating) {
     for (ComparisonPane* pane : panes_) {
-      const int target = std::min(capture_.step, pane->config().train.steps);
+      const int target = pane->modelFolder().isEmpty() ? std::min(capture_.step, pane->config().train.steps) : 0;
       if (pane->tracedStep() < target || pane->session()->state() == TrainingSession::State::Running) return;
     }
     capture_.evaluating = true;
@@ -576,6 +579,9 @@ ComparisonDocument ComparisonWindow::documentFor(const QString& file) const {
 
 void ComparisonWindow::saveAs(const QString& file) {
   if (pendingSave_) return emit savedAs(file, tr("a save is still in progress"));
+  for (ComparisonPane* pane : panes_)
+    if (!pane->modelFolder().isEmpty())
+      return emit savedAs(file, tr("run %1 shows an opened model folder, which a comparison file cannot hold yet").arg(pane->index() + 1));
   pendingSave_ = std::make_unique<PendingSave>();
   pendingSave_->file = file;
   pendingSave_->document = documentFor(file);
@@ -633,7 +639,7 @@ void openComparisonWithDialog(QWidget* parent) {
 void newComparisonWithDialog(const ExperimentConfig& current, QWidget* parent) {
   NewComparisonDialog dialog(current, parent);
   if (dialog.exec() != QDialog::Accepted) return;
-  auto* window = new ComparisonWindow(dialog.chosen());
+  auto* window = new ComparisonWindow(dialog.chosen(), nullptr, dialog.chosenFolders());
   window->setAttribute(Qt::WA_DeleteOnClose);
   window->show();
 }

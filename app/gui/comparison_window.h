@@ -38,7 +38,9 @@ class ComparisonWindow : public QMainWindow {
  public:
   static constexpr const char* kFileSuffix = "attnlab-compare";
 
-  explicit ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent = nullptr);
+  // `modelFolders`, when given, has one entry per run: a Hugging Face model folder that run shows
+  // instead of training its configuration (ComparisonPane::openModelFolder), or "".
+  explicit ComparisonWindow(const std::vector<ExperimentConfig>& configs, QWidget* parent = nullptr, const QStringList& modelFolders = {});
   ~ComparisonWindow() override;
   // Reads a comparison file and the checkpoints it names; returns the window (not shown), or
   // null with `error` set when anything is wrong (nothing is changed then).

@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   if (!options.compare.empty()) return runComparison(options);
 
   attnlab::MainWindow window(options.config, options.presetName);
+  if (options.benchmarkUi && !options.modelDir.isEmpty())
+    return attnlab::runOpenedModelUiBenchmark(window, options.modelDir, {options.benchmarkSteps, 20, options.benchmarkOut});
   if (options.benchmarkUi) return attnlab::runUiBenchmark(window, {options.benchmarkSteps, 50, options.benchmarkOut});
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && !options.tourCheck) {  // pictures show the plain default layout
     window.restoreLayout();

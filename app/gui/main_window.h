@@ -120,6 +120,8 @@ class MainWindow : public QMainWindow {
   void saveCapture();
   void showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened);
   void refuseModel(const QString& dir, const QString& message);
+  void showTracing(int tokens);  // an opened model's long trace is on its way: a busy bar
+  void tracingDone();
 
   ExperimentConfig config_;
   QString presetName_;

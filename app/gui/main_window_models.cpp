@@ -34,14 +34,31 @@ void MainWindow::captureWhenOpened(const QString& file, const QString& exportFil
 void MainWindow::showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened) {
   if (!files_->confirmDiscard(tr("opening a model"))) return;
   const QString description = ModelOpener::describe(*opened);
-  session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe);
+  session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe, ModelOpener::name(*opened).toStdString());
   files_->startedNew(QDir(QString::fromStdString(opened->info.dir)).dirName());
   experimentLabel_->setText(description);
   experimentLabel_->setToolTip(QDir::toNativeSeparators(QString::fromStdString(opened->info.dir)));
   setWindowTitle(tr("%1 \u2014 Attention Lab").arg(description.section(QStringLiteral(" \u00b7 "), 0, 0)));
   progress_->setFormat(tr("opened model: no training"));
   panel_->hide();  // it holds the experiment Train would build, not the opened model (View menu shows it again)
+  connect(session_, &TrainingSession::tracing, this, &MainWindow::showTracing, Qt::UniqueConnection);
+  connect(session_, &TrainingSession::traced, this, &MainWindow::tracingDone, Qt::UniqueConnection);
   statusBar()->showMessage(tr("Opened. Edit the probe above the views."), 10000);
+}
+
+void MainWindow::showTracing(int tokens) {
+  if (!session_->hasOpenedModel()) return;
+  progress_->setRange(0, 0);  // busy
+  progress_->setFormat(tr("tracing %1 tokens\u2026").arg(tokens));
+  statusBar()->showMessage(tr("Tracing the probe (%1 tokens) on the worker\u2026").arg(tokens));
+}
+
+void MainWindow::tracingDone() {
+  if (!session_->hasOpenedModel() || progress_->maximum() != 0) return;
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setFormat(tr("opened model: no training"));
+  statusBar()->clearMessage();
 }
 
 void MainWindow::refuseModel(const QString& dir, const QString& message) {

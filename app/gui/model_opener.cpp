@@ -95,6 +95,8 @@ void ModelOpener::finished() {
   progress_ = nullptr;
 }
 
+QString ModelOpener::name(const OpenedHfModel& opened) { return modelName(opened.info.dir); }
+
 QString ModelOpener::describe(const OpenedHfModel& opened) {
   const ModelConfig& c = opened.info.config;
   const double millions = static_cast<double>(opened.info.parameters) / 1e6;

@@ -45,6 +45,8 @@ class ModelOpener : public QObject {
   bool busy() const;
   void waitForIdle();  // for tests
 
+  // "ORG/NAME" of a Hugging Face cache snapshot, else the folder's name: what captions call it.
+  static QString name(const OpenedHfModel& opened);
   // One line describing an opened model, for the window's experiment label.
   static QString describe(const OpenedHfModel& opened);
 

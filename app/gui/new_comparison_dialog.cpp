@@ -1,12 +1,15 @@
 #include "new_comparison_dialog.h"
 
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "hf/hf_cache.h"
 #include "io/config_json.h"
+#include "open_model_dialog.h"
 
 namespace attnlab {
 
@@ -16,6 +19,7 @@ NewComparisonDialog::NewComparisonDialog(const ExperimentConfig& current, QWidge
   setWindowTitle(tr("New comparison"));
   auto add = [this](const ExperimentConfig& config, const QString& text, bool ticked) {
     configs_.push_back(config);
+    folders_ << QString();
     auto* item = new QListWidgetItem(text, list_);
     item->setToolTip(QString::fromStdString(config.description));
     item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
@@ -28,8 +32,15 @@ NewComparisonDialog::NewComparisonDialog(const ExperimentConfig& current, QWidge
     add(preset, tr("Preset: %1").arg(QString::fromStdString(preset.name)), false);
   }
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(new QLabel(tr("Tick two to four experiments to train and show side by side."), this));
+  layout->addWidget(new QLabel(tr("Tick two to four experiments to train, or model folders to open, and show them side by side."), this));
   layout->addWidget(list_, 1);
+  auto* addFolder = new QPushButton(tr("Add Model Folder\u2026"), this);
+  addFolder->setToolTip(tr("A Hugging Face model folder (config.json, model.safetensors, the tokenizer): shown, not trained"));
+  connect(addFolder, &QPushButton::clicked, this, [this] {
+    OpenModelDialog dialog(QString::fromStdString(hf::hfCacheRoot()), this);
+    if (dialog.exec() == QDialog::Accepted && !dialog.chosenFolder().isEmpty()) addModelFolder(dialog.chosenFolder());
+  });
+  layout->addWidget(addFolder, 0, Qt::AlignLeft);
   layout->addWidget(hint_);
   layout->addWidget(buttons_);
   connect(list_, &QListWidget::itemChanged, this, &NewComparisonDialog::updateButtons);
@@ -37,6 +48,25 @@ NewComparisonDialog::NewComparisonDialog(const ExperimentConfig& current, QWidge
   connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
   resize(460, 420);
   updateButtons();
+}
+
+void NewComparisonDialog::addModelFolder(const QString& dir) {
+  ExperimentConfig placeholder;  // what the pane is called until the model is open; never trained
+  placeholder.name = QDir(dir).dirName().toStdString();
+  configs_.push_back(placeholder);
+  folders_ << dir;
+  auto* item = new QListWidgetItem(tr("Model folder: %1").arg(QDir(dir).dirName()), list_);
+  item->setToolTip(QDir::toNativeSeparators(dir));
+  item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+  item->setCheckState(Qt::Checked);
+  updateButtons();
+}
+
+QStringList NewComparisonDialog::chosenFolders() const {
+  QStringList out;
+  for (int i = 0; i < list_->count(); ++i)
+    if (list_->item(i)->checkState() == Qt::Checked) out << folders_[i];
+  return out;
 }
 
 std::vector<ExperimentConfig> NewComparisonDialog::chosen() const {
@@ -50,7 +80,7 @@ void NewComparisonDialog::updateButtons() {
   const int n = static_cast<int>(chosen().size());
   const bool ok = n >= 2 && n <= 4;
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(ok);
-  hint_->setText(ok ? tr("%1 experiments chosen.").arg(n) : tr("%1 chosen: choose two to four.").arg(n));
+  hint_->setText(ok ? tr("%1 runs chosen.").arg(n) : tr("%1 chosen: choose two to four.").arg(n));
 }
 
 }  // namespace attnlab

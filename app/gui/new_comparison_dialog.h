@@ -1,5 +1,6 @@
 #pragma once
-// Compare > New comparison: tick two to four experiments (the current one and/or presets).
+// Compare > New comparison: tick two to four experiments (the current one and/or presets) or
+// Hugging Face model folders (Add Model Folder...).
 #include <QDialog>
 #include <vector>
 
@@ -19,11 +20,15 @@ class NewComparisonDialog : public QDialog {
 
   QListWidget* list() const { return list_; }
   std::vector<ExperimentConfig> chosen() const;  // in list order
+  QStringList chosenFolders() const;              // one per chosen(): its model folder, or ""
+  // Adds a model folder to the list, ticked (Add Model Folder... asks for one).
+  void addModelFolder(const QString& dir);
 
  private:
   void updateButtons();
 
   std::vector<ExperimentConfig> configs_;  // one per list row
+  QStringList folders_;                    // one per list row: "" for an experiment
   QListWidget* list_;
   QLabel* hint_;
   QDialogButtonBox* buttons_;

@@ -20,5 +20,9 @@ struct UiBenchmarkOptions {
 // Shows `window`, runs the benchmark in the event loop and returns the exit code (0, or 1 with a
 // one-line message on stderr when training fails or the output cannot be written).
 int runUiBenchmark(MainWindow& window, const UiBenchmarkOptions& options);
+// With --model DIR (ui_benchmark_opened.cpp): the folder's model on a 1,024-token probe (or its
+// context) traced on the worker, the UI timer meanwhile, then redraws of the views that draw
+// every position. options.steps is not used.
+int runOpenedModelUiBenchmark(MainWindow& window, const QString& modelDir, const UiBenchmarkOptions& options);
 
 }  // namespace attnlab

@@ -8,6 +8,7 @@
 #include "head_view.h"
 #include "kv_cache_view.h"
 #include "model_view.h"
+#include "next_token_view.h"
 #include "spectra_tab.h"
 #include "training_view.h"
 #include "view_kind.h"
@@ -22,7 +23,7 @@ const std::vector<ViewKind>& viewKinds() {
       {QStringLiteral("attention"), QObject::tr("Attention"), QObject::tr("&Attention heatmap"), QObject::tr("The selected head's attention on the probe as a heatmap"),
        QStringLiteral("Attention (heatmap)"), true, viewFactory<AttentionHeatmapView>()},
       {QStringLiteral("model"), QObject::tr("Model"), QObject::tr("&Model view (all heads)"), QObject::tr("Every layer and head at once; click one to select it"),
-       QStringLiteral("Model"), true, viewFactory<ModelView>()},
+       QStringLiteral("Model"), true, viewFactory<ModelView>(&ModelView::settle)},
       {QStringLiteral("heads"), QObject::tr("Head lines"), QObject::tr("&Head view (lines)"), QObject::tr("Lines from each query token to the keys it attends to"),
        QStringLiteral("Head lines"), true, viewFactory<HeadView>()},
       {QStringLiteral("diagnostics"), QObject::tr("Head table"), QObject::tr("Head &table (diagnostics, ablation)"),
@@ -30,7 +31,7 @@ const std::vector<ViewKind>& viewKinds() {
        viewFactory<HeadTableView>(&HeadTableView::settle)},
       {QStringLiteral("kv"), QObject::tr("KV cache"), QObject::tr("&KV cache"),
        QObject::tr("Generation through the KV cache: which entries each eviction policy keeps, step by step"), QStringLiteral("KV cache"), true,
-       viewFactory<KvCacheView>()},
+       viewFactory<KvCacheView>(&KvCacheView::settle)},
       {QStringLiteral("spectra"), QObject::tr("Spectra"), QObject::tr("&Spectra of W_q^T W_k"),
        QObject::tr("Eigenvalues and singular values of W_q^T W_k per head, over the training snapshots"), QStringLiteral("Spectra"), true,
        viewFactory<SpectraTab>(&SpectraTab::waitForResults)},
@@ -43,6 +44,9 @@ const std::vector<ViewKind>& viewKinds() {
       {QStringLiteral("explainer"), QObject::tr("Explainer"), QObject::tr("Forward-pass e&xplainer"),
        QObject::tr("The selected head's computation for one query, stage by stage, with the run's numbers"), QStringLiteral("Explainer (forward pass)"),
        true, viewFactory<ForwardPassView>()},
+      {QStringLiteral("predictions"), QObject::tr("Next token"), QObject::tr("&Next token (predictions, generation)"),
+       QObject::tr("The distribution of the token after the probe under temperature, top-k and top-p; generate more of the probe"),
+       QStringLiteral("Next token"), true, viewFactory<NextTokenView>(&NextTokenView::settle)},
   };
   return kinds;
 }

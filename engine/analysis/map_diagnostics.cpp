@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 #include "analysis/analysis.h"
 #include "model/workspace.h"
@@ -89,13 +90,25 @@ MapDiagnosticsProbe::MapDiagnosticsProbe(const Task& task, int vocab, int seqLen
     : half_((seqLen - 1) / 2), workspace_(makeWorkspace()) {
   Rng rng(seed);
   probe_ = task.sample(batch, seqLen, Split::Validation, rng);
+  drawRepeats(vocab, batch, rng);
+}
+
+MapDiagnosticsProbe::MapDiagnosticsProbe(const Batch& probe, int vocab, int repeatLength, int batch, uint64_t seed)
+    : probe_(probe), half_(repeatLength), workspace_(makeWorkspace()) {
+  if (probe_.B < 1 || probe_.T < 1) throw std::invalid_argument("head diagnostics need a probe of at least one token");
+  Rng rng(seed);
+  drawRepeats(vocab, batch, rng);
+}
+
+void MapDiagnosticsProbe::drawRepeats(int vocab, int batch, Rng& rng) {
+  const int seqLen = probe_.T;
   repeated_.B = batch;
   repeated_.T = 1 + 2 * half_;
   repeated_.targets.assign(static_cast<size_t>(batch) * repeated_.T, -1);
   for (int b = 0; b < batch; ++b) {
     std::vector<int> r(half_);
     for (int& t : r) t = rng.uniformInt(0, vocab - 1);
-    repeated_.inputs.push_back(probe_.inputs[static_cast<size_t>(b) * seqLen]);
+    repeated_.inputs.push_back(probe_.inputs[static_cast<size_t>(b % probe_.B) * seqLen]);
     for (int rep = 0; rep < 2; ++rep) repeated_.inputs.insert(repeated_.inputs.end(), r.begin(), r.end());
   }
 }

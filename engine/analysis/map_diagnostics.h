@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/random.h"
 #include "data/task.h"
 #include "model/model.h"
 
@@ -46,6 +47,9 @@ class MapDiagnosticsProbe {
  public:
   // `seqLen`: the task's sequence length; the random sequences are [t0, r, r] with |r| = (seqLen - 1) / 2.
   MapDiagnosticsProbe(const Task& task, int vocab, int seqLen, int batch, uint64_t seed);
+  // A model without a task (one opened from a Hugging Face folder): the rest on `probe` (the
+  // user's text) and `batch` random sequences [probe's first token, r, r] with |r| = repeatLength.
+  MapDiagnosticsProbe(const Batch& probe, int vocab, int repeatLength, int batch, uint64_t seed);
   ~MapDiagnosticsProbe();
   // [layer][head], averaged over the batch. Uses the model's configured threads.
   std::vector<std::vector<MapDiagnostics>> measure(const Model& model);
@@ -53,6 +57,8 @@ class MapDiagnosticsProbe {
   static std::vector<MapDiagnostics> layerMeans(const std::vector<std::vector<MapDiagnostics>>& heads);
 
  private:
+  void drawRepeats(int vocab, int batch, Rng& rng);  // repeated_ from probe_'s first tokens
+
   Batch probe_, repeated_;
   int half_ = 0;
   std::unique_ptr<Workspace> workspace_;
