@@ -197,6 +197,7 @@ void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Ma
 const AttentionLayer& Model::attentionLayer(int layer) const { return *parts_->blocks.at(layer).attn; }
 
 void Model::backward(Workspace& ws) {
+  params_.ensureGrads();
   Parts& p = *parts_;
   const int B = ws.B, T = ws.T;
   Mat dLogits, dx, dLnF;
@@ -266,8 +267,9 @@ std::vector<std::vector<double>> Model::headGainGradients() const {
   return out;
 }
 
-size_t Model::activationBytes(int B, int T) const {
-  const ModelConfig& c = config_;
+size_t Model::activationBytes(int B, int T) const { return attnlab::activationBytes(config_, B, T); }
+
+size_t activationBytes(const ModelConfig& c, int B, int T) {
   const size_t tokens = static_cast<size_t>(B) * T;
   const size_t perBlock = tokens * (c.d_model * 6 + c.n_heads * c.headDim() * 6 + (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3 : 2))) +
                           static_cast<size_t>(B) * c.n_heads * T * T * 2;
@@ -275,12 +277,15 @@ size_t Model::activationBytes(int B, int T) const {
 }
 
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config) {
-  return std::unique_ptr<Model>(new Model(config, Model::Uninitialised{}));
+  std::unique_ptr<Model> model(new Model(config, Model::Uninitialised{}));
+  model->params().releaseGrads();  // an opened model is mostly read: gradients come with the first backward
+  return model;
 }
 
 std::unique_ptr<Model> copyModel(const Model& model) {
   // Drawing initial weights only to overwrite them would cost more than the copy (the views copy ~10x/s).
   std::unique_ptr<Model> copy(new Model(model.config(), Model::Uninitialised{}));
+  copy->params().releaseGrads();  // views only read their copy
   const auto& from = model.params().all();
   auto& to = copy->params().all();
   for (size_t i = 0; i < from.size(); ++i) to[i]->value = from[i]->value;  // same config, same order and shapes
