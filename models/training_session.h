@@ -58,6 +58,9 @@ class TrainingSession : public QObject {
   // `vocabulary`), then each probe edit and head ablation, with the step shown as 0; state Finished.
   void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe);
   bool hasOpenedModel() const { return openedModel_ != nullptr; }
+  // Ends the opened model's worker and hands the model over (to be fine-tuned around a trainer,
+  // which open() then takes); state Idle, the views keep their last picture. Null when none is open.
+  std::unique_ptr<Model> takeOpenedModel();
   void pause();
   void resume();
   // While paused: the worker takes one optimiser step, publishes it with its map, and stays paused.
