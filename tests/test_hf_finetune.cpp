@@ -75,6 +75,19 @@ class TestHfFinetune : public QObject {
     QCOMPARE(activationBytes(info.config, 3, 9), model->activationBytes(3, 9));
   }
 
+  // A forward for reading only (Workspace::inference) gives the same logits and keeps no block activations.
+  void inferenceForwardKeepsOnlyTheLogits() {
+    hf::HfModelInfo info;
+    std::unique_ptr<Model> model = openTiny(tinyArchitectures()[4], info);
+    auto ws = makeWorkspace();
+    ws->inference = true;
+    const std::vector<int> targets(kProbe.size(), -1);
+    model->forward(*ws, kProbe.data(), targets.data(), 1, static_cast<int>(kProbe.size()));
+    QVERIFY(workspaceLogits(*ws) == logitsOf(*model, kProbe));
+    for (const BlockActs& a : ws->blocks) QVERIFY(a.x.size() == 0 && a.ln1.size() == 0 && a.mlp_out.size() == 0);
+    QCOMPARE(ws->probs.size(), Eigen::Index(0));
+  }
+
   // open -> fine-tune 2 steps -> checkpoint -> load: same logits; -> export-hf -> open: same logits.
   void fineTunedModelSavesAsCheckpointAndExportsBack() {
     for (const TinyArchitecture& arch : tinyArchitectures()) {

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -144,12 +146,20 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
       trace->layers[l].residual_norm.resize(T);
       for (int t = 0; t < T; ++t) trace->layers[l].residual_norm[t] = a.x.row(t).norm();
     }
+    if (ws.inference) a = BlockActs{};
   }
   ws.x_final = std::move(x);
   p.lnf.forward(ws.x_final, ws.ln_f, ws.lnf_stats);
   hookRows(ws.hooks, HookSite::ln_f_out, -1, ws.ln_f, B, T);
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
-  const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
+  const bool scored = std::any_of(ws.targets.begin(), ws.targets.end(), [](int t) { return t >= 0; });
+  double loss = 0;
+  if (scored || !ws.inference) {
+    loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
+  } else {
+    ws.probs = Mat();
+    ws.counted = 0;
+  }
   ws.cross_entropy = loss;
   if (trace) {
     trace->final_residual_norm.resize(T);
