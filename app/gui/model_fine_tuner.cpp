@@ -101,7 +101,8 @@ void ModelFineTuner::begin(const FineTuneChoice& choice, int pauseAtStep) {
     const std::string why = hf::makeFineTuner(*model, config, *trainer);
     return [this, model, trainer, config, probe, pauseAtStep, why] {
       if (!why.empty()) {
-        session_.openModel(std::move(*model), vocabulary_, probe);  // as it was
+        if (*model) session_.openModel(std::move(*model), vocabulary_, probe);  // as it was
+        else session_.reset();  // the trainer failed after taking it (hf_finetune.h): open the folder again
         emit refused(QString::fromStdString(why));
         return;
       }
