@@ -35,6 +35,7 @@ nlohmann::json timeHfModel(const std::string& dir, int threads, int prefill, int
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 7919) % c.vocab);  // any fixed ids
 
   auto ws = makeWorkspace();
+  ws->inference = true;  // as PyTorch under no_grad: nothing is kept for a backward
   const std::vector<int> noTargets(prefill, -1);
   std::vector<double> prefillMs;
   for (int p = 0; p < passes + 1; ++p) {  // the first pass warms the buffers

@@ -120,6 +120,16 @@ void TrainingSession::openModel(std::unique_ptr<Model> model, std::shared_ptr<co
   setState(State::Finished);
 }
 
+std::unique_ptr<Model> TrainingSession::takeOpenedModel() {
+  if (!openedModel_) return nullptr;
+  joinWorker();
+  std::unique_ptr<Model> model = std::move(openedModel_);
+  openedVocabulary_.reset();
+  ++run_;  // what the worker published last is stale now
+  setState(State::Idle);
+  return model;
+}
+
 void TrainingSession::launch(std::optional<ExperimentConfig> config) {
   {
     std::lock_guard lock(mutex_);

@@ -60,6 +60,9 @@ class TrainingSession : public QObject {
   void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe,
                  std::string name = "opened model");
   bool hasOpenedModel() const { return openedModel_ != nullptr; }
+  // Ends the opened model's worker and hands the model over (to be fine-tuned around a trainer,
+  // which open() then takes); state Idle, the views keep their last picture. Null when none is open.
+  std::unique_ptr<Model> takeOpenedModel();
   void pause();
   void resume();
   // While paused: the worker takes one optimiser step, publishes it with its map, and stays paused.

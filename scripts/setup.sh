@@ -9,6 +9,7 @@ packages=(
   libvtk9-dev libeigen3-dev nlohmann-json3-dev
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core imagemagick
   nodejs
+  unicode-data  # the Unicode Character Database files scripts/generate_normalization_tables.py reads
 )
 
 missing=()

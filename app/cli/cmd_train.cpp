@@ -7,6 +7,8 @@
 
 #include "cli_error.h"
 #include "command.h"
+#include "hf/hf_finetune.h"
+#include "io/config_json.h"
 #include "interrupt.h"
 #include "io/checkpoint.h"
 #include "setup.h"
@@ -16,6 +18,7 @@ namespace attnlab::cli {
 namespace {
 
 constexpr int kAutosaveEvery = 500;
+constexpr int kFineTuneSteps = 100;
 
 namespace fs = std::filesystem;
 
@@ -99,7 +102,38 @@ int runResume(const Args& args) {
   return trainAndSave(trainer, dir, stopAt, args);
 }
 
+// --model HFDIR --text FILE: fine-tunes an opened Hugging Face model on the file, read through the
+// model's own tokenizer (hf/hf_finetune.h); --steps 0 saves the model as a checkpoint untrained.
+int runFineTune(const Args& args) {
+  if (args.has("preset") || args.has("config") || args.has("resume"))
+    throw CliError("--model fine-tunes the model in that folder; --preset, --config and --resume do not go with it");
+  const std::string dir = args.text("model");
+  if (!hf::isHfFolder(dir))
+    throw CliError(dir + " is not a Hugging Face model folder (no config.json with a model_type); continue a lab run with --resume DIR");
+  const std::string out = args.required("out");
+  checkOutputFolder(out);
+  std::unique_ptr<Model> model;
+  hf::HfModelInfo info;
+  if (std::string why = hf::openHfModel(dir, model, info); !why.empty()) throw CliError(why);
+  const int steps = static_cast<int>(args.integer("steps", kFineTuneSteps, 0, std::numeric_limits<int>::max()));
+  ExperimentConfig config = hf::fineTuneExperiment(info, args.required("text"), steps);
+  for (const std::string& assignment : args.all("set"))
+    if (std::string why = applyOverride(config, assignment); !why.empty()) throw CliError("--set " + why);
+  config.train.seed = static_cast<uint64_t>(
+      args.integer("seed", static_cast<long long>(config.train.seed), 0, std::numeric_limits<long long>::max()));
+  config.train.threads = threadsFrom(args, config.train.threads);
+  if (std::string why = validate(config); !why.empty()) throw CliError("invalid configuration: " + why);
+  std::unique_ptr<Trainer> trainer;
+  if (std::string why = hf::makeFineTuner(model, config, trainer); !why.empty()) throw CliError(dir + ": " + why);
+  if (steps > 0) return trainAndSave(*trainer, out, stopAtFrom(args), args);
+  save(out, *trainer);
+  std::cout << "saved " << out << ": " << info.model_type << " from " << dir << ", " << info.parameters
+            << " parameters, not trained (--steps 0)" << std::endl;
+  return 0;
+}
+
 int runTrain(const Args& args) {
+  if (args.has("model")) return runFineTune(args);
   if (args.has("resume")) return runResume(args);
   const ExperimentConfig config = experimentFromFlags(args);
   const std::string out = args.required("out");
@@ -117,6 +151,8 @@ Command trainCommand() {
   flags.push_back({"resume", "DIR", "continue the run saved in DIR to its train.steps, exactly as if never stopped"});
   flags.push_back({"json", "", "stdout: one JSON object per evaluation, then a final {\"event\":\"final\", ...} line"});
   flags.push_back({"quiet", "", "no progress bar and no per-evaluation output; only the final result"});
+  flags.push_back({"model", "HFDIR", "fine-tune the Hugging Face model in HFDIR (with --text FILE, --out DIR)"});
+  flags.push_back({"text", "FILE", "with --model: the UTF-8 file to fine-tune on, read with the model's own tokenizer"});
   const std::string autosave =
       "The checkpoint is saved at the end and every " + std::to_string(kAutosaveEvery) + " steps.\n";
   const std::string notes =
@@ -126,10 +162,15 @@ Command trainCommand() {
       "If training diverges (NaN/Inf) nothing new is saved, so the last autosave stays; exit code 3.\n"
       "Ctrl-C stops after the current step, saves, prints the final metrics and exits with 130.\n"
       "A checkpoint holds the optimiser's moments and the data stream's position, so --resume DIR continues\n"
-      "bit for bit as the uninterrupted run would (same threads); older checkpoints restart the optimiser.";
+      "bit for bit as the uninterrupted run would (same threads); older checkpoints restart the optimiser.\n"
+      "--model HFDIR --text FILE fine-tunes a Hugging Face model (default " + std::to_string(kFineTuneSteps) +
+      " steps, batch 4 x 128 tokens, lr 1e-4; --set task.seq_len=N,\n"
+      "train.batch=N, train.lr=X change them); --steps 0 saves it as a checkpoint untrained. The checkpoint names HFDIR\n"
+      "(task.tokenizer): its tokenizer reads the text, and 'export-hf --model CHECKPOINT' writes it back in HFDIR's layout.";
   return {"train",
           "(--preset NAME | --config FILE) [--set KEY=VALUE]... [--steps N] [--seed S] [--threads N] --out DIR "
-          "[--stop-at N] [--json] [--quiet]  |  --resume DIR [--stop-at N] [--json] [--quiet]",
+          "[--stop-at N] [--json] [--quiet]  |  --resume DIR [--stop-at N] [--json] [--quiet]  |  --model HFDIR --text FILE "
+          "[--steps N] [--set KEY=VALUE]... --out DIR",
           "train a model and save it as a checkpoint folder",
           std::move(flags),
           notes,

@@ -35,6 +35,7 @@
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "presenter_mode.h"
+#include "model_fine_tuner.h"
 #include "model_opener.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
@@ -115,6 +116,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   connect(session_, &TrainingSession::stateChanged, this, &MainWindow::showState);
   connect(opener_, &ModelOpener::opened, this, &MainWindow::showOpenedModel);
   connect(opener_, &ModelOpener::refused, this, &MainWindow::refuseModel);
+  connectFineTuner();
   connect(session_, &TrainingSession::cleared, this, &MainWindow::clearResults);
   connect(session_, &TrainingSession::lossPointsAdded, history_, &LossHistoryModel::append);
   connect(session_, &TrainingSession::progressed, this, &MainWindow::showProgress);
@@ -186,15 +188,16 @@ void MainWindow::buildFileMenu() {
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
   fillRecentMenu();
   file->addSeparator();
-  QAction* save = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save Experiment"), files_,
-                                  &ExperimentFiles::save);
+  QAction* save = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save Experiment"), this,
+                                  [this] { saveExperiment(false); });
   save->setShortcut(QKeySequence::Save);
-  QAction* saveAs = file->addAction(tr("Save Experiment &As\u2026"), files_, &ExperimentFiles::saveAs);
+  QAction* saveAs = file->addAction(tr("Save Experiment &As\u2026"), this, [this] { saveExperiment(true); });
   saveAs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
   // Something to save exists once a model is built (training, paused, ended or opened).
   connect(session_, &TrainingSession::stateChanged, save, [this, save, saveAs] {
-    save->setEnabled(session_->hasExperiment());
-    saveAs->setEnabled(session_->hasExperiment());
+    const bool any = session_->hasExperiment() || session_->hasOpenedModel();
+    save->setEnabled(any);
+    saveAs->setEnabled(any);
   });
   save->setEnabled(false);
   saveAs->setEnabled(false);
@@ -407,11 +410,8 @@ bool MainWindow::startFresh(int pauseAtStep) {
     statusBar()->showMessage(tr("Cannot train: %1").arg(why));
     return false;
   }
-  if (session_->hasOpenedModel() &&
-      QMessageBox::question(this, tr("Train"),
-                            tr("Training an opened model is not available yet. Close it and train the experiment in the panel?"),
-                            QMessageBox::Yes | QMessageBox::Cancel) != QMessageBox::Yes)
-    return false;
+  // An opened model is fine-tuned (model_fine_tuner.h), unless the user picks the panel's experiment.
+  if (session_->hasOpenedModel() && modelFineTuner().train(pauseAtStep)) return false;
   if (!files_->confirmDiscard(tr("training a new model"))) return false;
   if (panel_->hasChanges()) {
     config_ = edited;

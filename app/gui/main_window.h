@@ -27,6 +27,7 @@ class ExperimentFiles;
 class ExperimentPanel;
 class LossHistoryModel;
 class ModelOpener;
+class ModelFineTuner;
 struct OpenedHfModel;
 class ProbeEditor;
 class RunFolderWatcher;
@@ -89,6 +90,7 @@ class MainWindow : public QMainWindow {
   void openModelFolder(const QString& dir);
   void captureWhenOpened(const QString& file, const QString& exportFile = {});
   ModelOpener& modelOpener() { return *opener_; }
+  ModelFineTuner& modelFineTuner() { return *fineTuner_; }  // Train and Save on an opened model
 
  signals:
   void captureFinished(bool saved, const QString& message);
@@ -122,6 +124,9 @@ class MainWindow : public QMainWindow {
   void refuseModel(const QString& dir, const QString& message);
   void showTracing(int tokens);  // an opened model's long trace is on its way: a busy bar
   void tracingDone();
+  void connectFineTuner();
+  void showFineTuning(const ExperimentConfig& config);
+  void saveExperiment(bool askFolder);  // File > Save (As): an opened model first becomes a checkpoint's trainer
 
   ExperimentConfig config_;
   QString presetName_;
@@ -135,6 +140,7 @@ class MainWindow : public QMainWindow {
   ExperimentFiles* files_ = nullptr;
   RunFolderWatcher* watcher_ = nullptr;  // File > Watch Run Folder
   ModelOpener* opener_ = nullptr;
+  ModelFineTuner* fineTuner_ = nullptr;
   QAction* trainAction_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* stepAction_ = nullptr;

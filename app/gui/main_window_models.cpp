@@ -1,16 +1,19 @@
 // MainWindow's part in opening a Hugging Face model (model_opener.h does the loading): the
 // session shows the opened model in every view; the experiment panel keeps the experiment that
-// Train would build.
+// Train would build. Train and Save on an opened model fine-tune it (model_fine_tuner.h).
 #include <QDir>
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QStatusBar>
 
+#include "attention_map_model.h"
 #include "experiment_files.h"
 #include "experiment_panel.h"
+#include "loss_history_model.h"
 #include "hf/hf_cache.h"
 #include "main_window.h"
+#include "model_fine_tuner.h"
 #include "model_opener.h"
 #include "open_model_dialog.h"
 
@@ -34,6 +37,7 @@ void MainWindow::captureWhenOpened(const QString& file, const QString& exportFil
 void MainWindow::showOpenedModel(const std::shared_ptr<OpenedHfModel>& opened) {
   if (!files_->confirmDiscard(tr("opening a model"))) return;
   const QString description = ModelOpener::describe(*opened);
+  fineTuner_->remember(*opened);
   session_->openModel(std::move(opened->model), opened->vocabulary, opened->probe, ModelOpener::name(*opened).toStdString());
   files_->startedNew(QDir(QString::fromStdString(opened->info.dir)).dirName());
   experimentLabel_->setText(description);
@@ -59,6 +63,42 @@ void MainWindow::tracingDone() {
   progress_->setValue(0);
   progress_->setFormat(tr("opened model: no training"));
   statusBar()->clearMessage();
+}
+
+void MainWindow::connectFineTuner() {
+  fineTuner_ = new ModelFineTuner(*session_, [this] {
+    const auto snapshot = attention_->snapshot();
+    return snapshot ? snapshot->trace.tokens : std::vector<int>{};
+  }, this);
+  connect(fineTuner_, &ModelFineTuner::started, this, &MainWindow::showFineTuning);
+  connect(fineTuner_, &ModelFineTuner::readyToSave, files_, &ExperimentFiles::saveAs);
+  connect(fineTuner_, &ModelFineTuner::refused, this, [this](const QString& message) {
+    statusBar()->showMessage(message);
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Fine-tune"), tr("The model cannot be fine-tuned on that text."),
+                                QMessageBox::Ok, this);
+    box->setInformativeText(message);
+    box->setObjectName(QStringLiteral("fineTuneRefusal"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  });
+}
+
+// The fine-tuning experiment is the one on display now: Save writes it, Reset would start it afresh.
+void MainWindow::showFineTuning(const ExperimentConfig& config) {
+  config_ = config;
+  panel_->setAppliedConfig(config_);
+  history_->setPlannedSteps(config_.train.steps);
+  files_->startedNew(QString::fromStdString(config_.name));
+  presetName_.clear();
+  statusBar()->showMessage(config.train.steps > 0 ? tr("Fine-tuning for %1 steps on %2").arg(config.train.steps).arg(
+                                                        QDir::toNativeSeparators(QString::fromStdString(config.task.text_path)))
+                                                  : tr("Choose the checkpoint folder"),
+                           8000);
+}
+
+void MainWindow::saveExperiment(bool askFolder) {
+  if (session_->hasOpenedModel()) return fineTuner_->save();
+  askFolder ? files_->saveAs() : files_->save();
 }
 
 void MainWindow::refuseModel(const QString& dir, const QString& message) {

@@ -1,7 +1,8 @@
 // text: a character-level model of the user's UTF-8 file (TaskConfig::text_path). The file's
 // first 90% of characters trains and the last 10% validates; sequences are random windows of
 // one part. The vocabulary is every character of the file, in code point order, or with
-// bpe_vocab = N a byte-level BPE of N tokens learned from the whole file (tokenizer/bpe_trainer.h).
+// bpe_vocab = N a byte-level BPE of N tokens learned from the whole file (tokenizer/bpe_trainer.h),
+// or with task.tokenizer the tokenizer files of a pretrained model's folder (fine-tuning it).
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "data/task_support.h"
 #include "data/utf8.h"
 #include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer_files.h"
 
 namespace attnlab {
 namespace {
@@ -22,10 +24,27 @@ constexpr uintmax_t kMaxBytes = 64ull << 20;  // ids take 4 bytes per character 
 
 const SettingSpec kBpeVocab{"bpe_vocab", 0, 0, 65536, true,
                             "0: one token per character; N > 256: a byte-level BPE of N tokens learned from the file"};
+const SettingSpec kVocabRows{"vocab_rows", 0, 0, 1 << 24, true,
+                             "with task.tokenizer: the model's embedding rows, when more than the tokenizer's tokens (padding ids)"};
+
+// The tokenizer of a pretrained model's folder (TaskConfig::tokenizer), its vocabulary padded to
+// `rows` ids where the model has more embedding rows than tokens (as Qwen2 has).
+std::string pretrainedVocabulary(const std::string& folder, int rows, Vocabulary& out) {
+  std::string error;
+  std::unique_ptr<Tokenizer> tokenizer = loadTokenizer(folder, error);
+  if (tokenizer && tokenizer->vocabSize() < rows) {
+    TokenizerSpec padded = tokenizer->spec();
+    padded.vocab.resize(rows);
+    tokenizer = makeTokenizer(padded, error);
+  }
+  if (!tokenizer) return "task text: task.tokenizer: " + error;
+  out = Vocabulary(std::shared_ptr<const Tokenizer>(std::move(tokenizer)));
+  return {};
+}
 
 class TextTask : public Task {
  public:
-  std::vector<SettingSpec> settingSpecs() const override { return {kBpeVocab}; }
+  std::vector<SettingSpec> settingSpecs() const override { return {kBpeVocab, kVocabRows}; }
 
   std::string configure(const TaskConfig& config) override {
     std::string error = checkTaskSettings(config.settings, settingSpecs(), "text");
@@ -50,11 +69,17 @@ class TextTask : public Task {
     if (count < kMinCharacters)
       return "task text: " + quoted + " is too short (" + std::to_string(count) + " characters); it needs at least " +
              std::to_string(kMinCharacters) + " so that its last 10% can validate";
-    if (const int bpeVocab = static_cast<int>(settingOr(config.settings, kBpeVocab)); bpeVocab > 0)
+    const int bpeVocab = static_cast<int>(settingOr(config.settings, kBpeVocab));
+    if (!config.tokenizer.empty()) {
+      if (bpeVocab > 0) return "task text: bpe_vocab and task.tokenizer exclude each other (a tokenizer is learned or given)";
+      error = pretrainedVocabulary(config.tokenizer, static_cast<int>(settingOr(config.settings, kVocabRows)), vocabulary_);
+      if (!error.empty()) return error;
+    } else if (bpeVocab > 0) {
       error = learnSubwordVocabulary(bytes, bpeVocab, vocabulary_);
-    else
+    } else {
       vocabulary_ =
           Vocabulary(std::vector<std::string>(characters.begin(), characters.end()), Vocabulary::Level::Character);
+    }
     if (!error.empty()) return "task text: bpe_vocab: " + error;
     std::vector<int> ids;
     if (!vocabulary_.encode(bytes, ids, error)) return "task text: " + error;

@@ -16,6 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Files of the source folder copied beside the weights, so that the export opens with its tokenizer.
+constexpr const char* kBesideFiles[] = {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
+                                         "special_tokens_map.json", "generation_config.json", "tokenizer.model"};
+
 constexpr int64_t kIndexBase = 4096;  // indices travel as two floats below 2^12 and 2^24: both exact
 
 // The inverse of one conversion: every conversion only moves values, so running it on the
@@ -76,6 +80,12 @@ std::string exportHfModel(const Model& model, const HfModelInfo& info, const std
   std::string config;
   if (std::string why = readWholeFile((fs::path(info.dir) / "config.json").string(), config); !why.empty()) return why;
   if (std::string why = writeFileAtomic((fs::path(outDir) / "config.json").string(), config); !why.empty()) return why;
+  for (const char* name : kBesideFiles) {
+    const fs::path from = fs::path(info.dir) / name, to = fs::path(outDir) / name;
+    if (!fs::exists(from, ec) || fs::equivalent(from, to, ec)) continue;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) return to.string() + ": cannot copy from " + from.string() + " (" + ec.message() + ")";
+  }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string bytes;

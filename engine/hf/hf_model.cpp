@@ -52,6 +52,13 @@ std::string readWeightHeaders(const std::string& dir, std::vector<TensorEntry>& 
   return {};
 }
 
+// True when `s` copies a whole tensor of `elements` values into `param` as it is stored.
+bool isPlainCopy(const WeightSource& s, const Param& param, uint64_t elements) {
+  using Conversion = void (*)(const Mat&, Mat&);
+  const Conversion* f = s.convert.target<Conversion>();
+  return f && *f == &copyAs && static_cast<uint64_t>(param.value.size()) == elements;
+}
+
 std::string mostCommonDtype(const std::vector<TensorEntry>& entries) {
   std::map<std::string, uint64_t> bytes;
   for (const auto& e : entries) bytes[e.dtype] += e.bytes;
@@ -92,6 +99,16 @@ std::string readHfConfig(const std::string& dir, HfModelInfo& info) {
   return {};
 }
 
+std::string readHfInfo(const std::string& dir, HfModelInfo& info) {
+  if (std::string why = readHfConfig(dir, info); !why.empty()) return why;
+  std::vector<TensorEntry> entries;
+  if (std::string why = readWeightHeaders(dir, entries, info.file_bytes); !why.empty()) return why;
+  info.dtype = mostCommonDtype(entries);
+  info.tensor_names.clear();
+  for (const auto& e : entries) info.tensor_names.insert(e.name);
+  return {};
+}
+
 uint64_t parameterCount(const ModelConfig& c) {
   const uint64_t d = c.d_model, V = c.vocab, ff = c.d_ff, q = static_cast<uint64_t>(c.n_heads) * c.headDim(),
                  kv = static_cast<uint64_t>(c.kvHeads()) * c.headDim();
@@ -103,7 +120,13 @@ uint64_t parameterCount(const ModelConfig& c) {
          c.n_layers * block + norm;
 }
 
-uint64_t modelBytes(const ModelConfig& config) { return parameterCount(config) * sizeof(float) * 2; }
+uint64_t inferenceBytes(const ModelConfig& config, int tokens) {
+  return parameterCount(config) * sizeof(float) + activationBytes(config, 1, tokens);
+}
+
+uint64_t trainingBytes(const ModelConfig& config, int batch, int seqLen) {
+  return parameterCount(config) * sizeof(float) * 4 + activationBytes(config, batch, seqLen);
+}
 
 uint64_t availableMemoryBytes() {
   std::ifstream in("/proc/meminfo");
@@ -118,10 +141,12 @@ uint64_t availableMemoryBytes() {
 std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, HfModelInfo& info,
                         const std::function<bool(double)>& progress) {
   if (std::string why = readHfConfig(dir, info); !why.empty()) return why;
-  const uint64_t need = modelBytes(info.config), free = availableMemoryBytes();
+  const int probe = std::min(info.config.context, kEstimatedProbeTokens);
+  const uint64_t need = inferenceBytes(info.config, probe), free = availableMemoryBytes();
   if (free && need > free)
     return dir + ": the model needs about " + gigabytes(need) + " (" + std::to_string(info.parameters) +
-           " parameters as float32, with gradient buffers) but only " + gigabytes(free) + " of memory are free";
+           " parameters as float32, and a probe of " + std::to_string(probe) + " tokens) but only " + gigabytes(free) +
+           " of memory are free";
 
   std::vector<TensorEntry> entries;
   if (std::string why = readWeightHeaders(dir, entries, info.file_bytes); !why.empty()) return why;
@@ -164,7 +189,14 @@ std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, H
     const WeightSource& s = plan[i];
     Param* param = model->params().find(s.param);
     if (!param) return dir + ": " + info.model_type + " fills a parameter the model lacks: " + s.param;
-    if (storedName != s.tensor) {  // fused tensors feed several parameters in a row: read once
+    if (isPlainCopy(s, *param, byName.at(s.tensor)->elements())) {
+      // Read straight into the parameter: a staging copy of the largest tensor (GPT-2's 154 MB
+      // embedding) would be the peak of the whole load.
+      if (std::string why = readTensorFloats(*byName.at(s.tensor), param->value.data()); !why.empty()) {
+        model.reset();
+        return why;
+      }
+    } else if (storedName != s.tensor) {  // fused tensors feed several parameters in a row: read once
       const TensorEntry& e = *byName.at(s.tensor);
       const Eigen::Index rows = e.shape.size() >= 2 ? e.shape[0] : 1;
       stored.resize(rows, rows ? static_cast<Eigen::Index>(e.elements() / rows) : 0);
@@ -173,8 +205,10 @@ std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, H
         return why;
       }
       storedName = s.tensor;
+      s.convert(stored, param->value);
+    } else {
+      s.convert(stored, param->value);
     }
-    s.convert(stored, param->value);
     if (progress && !progress(static_cast<double>(i + 1) / plan.size())) {
       model.reset();
       return dir + ": loading cancelled";

@@ -33,10 +33,20 @@ std::string supportedArchitectures();
 // "<dir>/config.json: <what is wrong>", naming the model_type and the supported list when refused.
 std::string readHfConfig(const std::string& dir, HfModelInfo& info);
 
-// Parameters of a model built from `config`, and the bytes it needs (float32 values and the
-// gradient buffers the engine keeps beside them).
+// readHfConfig, and the weight files' headers (tensor names, dtype, bytes on disk): all that
+// describes the folder's model without loading a weight. Returns "" or a one-line reason.
+std::string readHfInfo(const std::string& dir, HfModelInfo& info);
+
+// Parameters of a model built from `config`.
 uint64_t parameterCount(const ModelConfig& config);
-uint64_t modelBytes(const ModelConfig& config);
+// Bytes a model built from `config` needs to read `tokens` tokens: its float32 weights and the
+// activations of one forward (an opened model holds no gradients until it trains).
+uint64_t inferenceBytes(const ModelConfig& config, int tokens);
+// Bytes to train it on batches [batch, seqLen]: weights, their gradients, AdamW's two moments,
+// and the activations of one forward and backward.
+uint64_t trainingBytes(const ModelConfig& config, int batch, int seqLen);
+// The tokens the estimate at opening assumes a probe has (the context, at most this many).
+constexpr int kEstimatedProbeTokens = 1024;
 // The kernel's estimate of memory available without swapping (/proc/meminfo), 0 when unknown.
 uint64_t availableMemoryBytes();
 

@@ -166,28 +166,34 @@ std::string readShardIndex(const std::string& dir, std::vector<std::string>& fil
 std::string readTensorFloats(const TensorEntry& e, float* out) {
   const std::string where = e.path + ": tensor " + e.name + " ";
   const uint64_t n = e.elements();
+  const uint64_t size = e.dtype == "F32" ? 4 : e.dtype == "F16" || e.dtype == "BF16" ? 2 : e.dtype == "F64" ? 8 : 0;
+  if (size == 0) return where + "has dtype " + e.dtype + "; weights must be F32, F16 or BF16";
   std::ifstream in(e.path, std::ios::binary);
   if (!in) return e.path + ": cannot open (" + lastSystemError() + ")";
   in.seekg(static_cast<std::streamoff>(e.offset));
-  std::vector<char> raw(e.bytes);
-  if (e.bytes && !in.read(raw.data(), static_cast<std::streamsize>(e.bytes))) return where + "cannot be read (file truncated?)";
-  if (e.dtype == "F32") {
-    std::memcpy(out, raw.data(), n * 4);
-  } else if (e.dtype == "F16" || e.dtype == "BF16") {
-    const bool brain = e.dtype == "BF16";
-    for (uint64_t i = 0; i < n; ++i) {
-      uint16_t h;
-      std::memcpy(&h, raw.data() + 2 * i, 2);
-      out[i] = brain ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16) : halfToFloat(h);  // BF16 is float32's top half
+  // In chunks: a staging buffer as large as the tensor would add its size to the load's peak memory.
+  constexpr uint64_t kChunk = 1 << 20;  // elements
+  std::vector<char> raw(std::min(n, kChunk) * size);
+  for (uint64_t first = 0; first < n; first += kChunk) {
+    const uint64_t count = std::min(kChunk, n - first);
+    if (!in.read(raw.data(), static_cast<std::streamsize>(count * size))) return where + "cannot be read (file truncated?)";
+    float* to = out + first;
+    if (size == 4) {
+      std::memcpy(to, raw.data(), count * 4);
+    } else if (size == 2) {
+      const bool brain = e.dtype == "BF16";
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t h;
+        std::memcpy(&h, raw.data() + 2 * i, 2);
+        to[i] = brain ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16) : halfToFloat(h);  // BF16 is float32's top half
+      }
+    } else {
+      for (uint64_t i = 0; i < count; ++i) {
+        double d;
+        std::memcpy(&d, raw.data() + 8 * i, 8);
+        to[i] = static_cast<float>(d);
+      }
     }
-  } else if (e.dtype == "F64") {
-    for (uint64_t i = 0; i < n; ++i) {
-      double d;
-      std::memcpy(&d, raw.data() + 8 * i, 8);
-      out[i] = static_cast<float>(d);
-    }
-  } else {
-    return where + "has dtype " + e.dtype + "; weights must be F32, F16 or BF16";
   }
   for (uint64_t i = 0; i < n; ++i)
     if (!std::isfinite(out[i])) return where + "has " + (std::isnan(out[i]) ? "NaN" : "an infinite value") + " at element " + std::to_string(i);

@@ -10,16 +10,21 @@ namespace attnlab {
 
 namespace {
 constexpr const char* kTokenizerFile = "tokenizer.json";
+
+// A learned BPE is saved; a pretrained model's tokenizer stays in the folder task.tokenizer names.
+const Tokenizer* learnedTokenizer(const Trainer& trainer) {
+  return trainer.config().task.tokenizer.empty() ? trainer.task().vocabulary().tokenizer() : nullptr;
 }
+}  // namespace
 
 std::string writeCheckpointTokenizer(const std::string& folder, const Trainer& trainer) {
-  const Tokenizer* tokenizer = trainer.task().vocabulary().tokenizer();
+  const Tokenizer* tokenizer = learnedTokenizer(trainer);
   if (!tokenizer) return {};
   return writeFileAtomic((std::filesystem::path(folder) / kTokenizerFile).string(), byteLevelTokenizerJson(tokenizer->spec()));
 }
 
 std::string checkCheckpointTokenizer(const std::string& folder, const Trainer& trainer) {
-  const Tokenizer* tokenizer = trainer.task().vocabulary().tokenizer();
+  const Tokenizer* tokenizer = learnedTokenizer(trainer);
   if (!tokenizer) return {};
   const std::string path = (std::filesystem::path(folder) / kTokenizerFile).string();
   std::error_code ec;

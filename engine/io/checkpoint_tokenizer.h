@@ -8,7 +8,8 @@
 
 namespace attnlab {
 
-// Writes <folder>/tokenizer.json when the trainer's task uses a subword tokenizer; "" or a reason.
+// Writes <folder>/tokenizer.json when the trainer's task uses a learned subword tokenizer (a
+// pretrained model's own stays where task.tokenizer says); "" or a reason.
 std::string writeCheckpointTokenizer(const std::string& folder, const Trainer& trainer);
 // On loading, the task has learned its BPE again from the text file: it must equal the saved one
 // (else the file changed since). "" or a one-line reason naming the file.

@@ -69,7 +69,7 @@ std::vector<Section> sectionsOf(ExperimentConfig& c) {
         {"qkv_bias", &m.qkv_bias},
         {"out_bias", &m.out_bias},
         {"parallel_residual", &m.parallel_residual}}},
-      {"task", {{"name", &t.name}, {"settings", &t.settings}, {"text_path", &t.text_path}, {"seq_len", &t.seq_len}}},
+      {"task", {{"name", &t.name}, {"settings", &t.settings}, {"text_path", &t.text_path}, {"tokenizer", &t.tokenizer}, {"seq_len", &t.seq_len}}},
       {"train",
        {{"steps", &r.steps},
         {"batch", &r.batch},

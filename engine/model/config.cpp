@@ -23,15 +23,17 @@ std::string validate(const ExperimentConfig& config) {
   const ModelConfig& m = config.model;
   const TrainConfig& t = config.train;
   for (auto [key, v] : {std::pair{"model.d_model", m.d_model}, {"model.n_layers", m.n_layers}, {"model.n_heads", m.n_heads},
-                        {"model.context", m.context}, {"train.steps", t.steps}, {"train.batch", t.batch},
-                        {"train.threads", t.threads}})
+                        {"model.context", m.context}, {"train.batch", t.batch}, {"train.threads", t.threads}})
     if (auto why = positive(key, v); !why.empty()) return why;
+  // 0 steps: a checkpoint kept as it is (a pretrained model saved without fine-tuning).
+  if (t.steps < 0 || (t.steps == 0 && config.task.tokenizer.empty())) return "train.steps must be positive";
   if (!m.attention_only && m.d_ff <= 0) return "model.d_ff must be positive";
   if (m.d_model % m.n_heads != 0)
     return "model.n_heads (" + std::to_string(m.n_heads) + ") must divide model.d_model (" + std::to_string(m.d_model) + ")";
   if (m.n_kv_heads < 0 || m.n_heads % m.kvHeads() != 0)
     return "model.n_kv_heads (" + std::to_string(m.n_kv_heads) + ") must divide model.n_heads (" + std::to_string(m.n_heads) + ")";
-  if (m.d_model > 4096 || m.n_layers > 64 || m.context > 8192 || m.n_heads > 256 || m.d_ff > 16384)
+  const bool pretrained = !config.task.tokenizer.empty();  // its sizes are its own; memory is checked instead
+  if (!pretrained && (m.d_model > 4096 || m.n_layers > 64 || m.context > 8192 || m.n_heads > 256 || m.d_ff > 16384))
     return "model is larger than this lab supports (d_model <= 4096, n_layers <= 64, context <= 8192, d_ff <= 16384)";
   if (m.attention.empty() || (m.attention.size() != 1 && static_cast<int>(m.attention.size()) != m.n_layers))
     return "model.attention must name one variant or one per layer (" + std::to_string(m.n_layers) + ")";

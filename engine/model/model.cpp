@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -151,6 +153,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
       trace->layers[l].residual_norm.resize(T);
       for (int t = 0; t < T; ++t) trace->layers[l].residual_norm[t] = a.x.row(t).norm();
     }
+    if (ws.inference) a = BlockActs{};
   }
   ws.x_final = std::move(x);
   p.lnf.forward(ws.x_final, ws.ln_f, ws.lnf_stats);
@@ -162,7 +165,14 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     return 0;
   }
   ops::linearForward(ws.ln_f, p.head ? p.head->value : p.tok_emb->value, nullptr, ws.logits);
-  const double loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
+  const bool scored = std::any_of(ws.targets.begin(), ws.targets.end(), [](int t) { return t >= 0; });
+  double loss = 0;
+  if (scored || !ws.inference) {
+    loss = ops::crossEntropyForward(ws.logits, ws.targets.data(), ws.probs, ws.counted);
+  } else {
+    ws.probs = Mat();
+    ws.counted = 0;
+  }
   ws.cross_entropy = loss;
   if (trace) {
     trace->final_residual_norm.resize(T);
@@ -210,6 +220,7 @@ void Model::decodeToken(int token, int pos, const DecodeAttention& attention, Ma
 const AttentionLayer& Model::attentionLayer(int layer) const { return *parts_->blocks.at(layer).attn; }
 
 void Model::backward(Workspace& ws) {
+  params_.ensureGrads();
   Parts& p = *parts_;
   const int B = ws.B, T = ws.T;
   Mat dLogits, dx, dLnF;
@@ -279,8 +290,9 @@ std::vector<std::vector<double>> Model::headGainGradients() const {
   return out;
 }
 
-size_t Model::activationBytes(int B, int T) const {
-  const ModelConfig& c = config_;
+size_t Model::activationBytes(int B, int T) const { return attnlab::activationBytes(config_, B, T); }
+
+size_t activationBytes(const ModelConfig& c, int B, int T) {
   const size_t tokens = static_cast<size_t>(B) * T;
   const size_t perBlock = tokens * (c.d_model * 6 + c.n_heads * c.headDim() * 6 + (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3 : 2))) +
                           static_cast<size_t>(B) * c.n_heads * T * T * 2;
@@ -292,12 +304,15 @@ std::unique_ptr<const Model> Model::shapesOf(const ModelConfig& config) {
 }
 
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config) {
-  return std::unique_ptr<Model>(new Model(config, Model::Uninitialised{}));
+  std::unique_ptr<Model> model(new Model(config, Model::Uninitialised{}));
+  model->params().releaseGrads();  // an opened model is mostly read: gradients come with the first backward
+  return model;
 }
 
 std::unique_ptr<Model> copyModel(const Model& model) {
   // Drawing initial weights only to overwrite them would cost more than the copy (the views copy ~10x/s).
   std::unique_ptr<Model> copy(new Model(model.config(), Model::Uninitialised{}));
+  copy->params().releaseGrads();  // views only read their copy
   const auto& from = model.params().all();
   auto& to = copy->params().all();
   for (size_t i = 0; i < from.size(); ++i) to[i]->value = from[i]->value;  // same config, same order and shapes

@@ -85,12 +85,17 @@ std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
   std::unique_ptr<Parts> parts_;
 };
 
-// An independent model with the same config and parameter values (gradients zero, head gains off):
+// An independent model with the same config and parameter values (no gradient buffers until a
+// backward or zeroGrad, head gains off):
 // what a trainer hands to views and analyses so they can work on it while training goes on.
 std::unique_ptr<Model> copyModel(const Model& model);
-// A model whose parameters are all zero, with no random draw: to be filled from files (engine/hf).
-// Throws std::invalid_argument as the constructor does.
+// A model whose parameters are all zero, with no random draw and no gradient buffers (until a
+// backward or zeroGrad): to be filled from files (engine/hf). Throws std::invalid_argument as the
+// constructor does.
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
+
+// Model::activationBytes without building the model (estimates before loading one).
+size_t activationBytes(const ModelConfig& config, int B, int T);
 
 std::unique_ptr<Workspace> makeWorkspace();
 // Logits [B*T, vocab] of the last forward on `ws`.

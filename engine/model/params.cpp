@@ -44,7 +44,16 @@ size_t ParamStore::totalElements() const {
 }
 
 void ParamStore::zeroGrad() {
-  for (auto& p : params_) p->grad.setZero();
+  for (auto& p : params_) p->grad.setZero(p->value.rows(), p->value.cols());
+}
+
+void ParamStore::ensureGrads() {
+  for (auto& p : params_)
+    if (p->grad.size() != p->value.size()) p->grad.setZero(p->value.rows(), p->value.cols());
+}
+
+void ParamStore::releaseGrads() {
+  for (auto& p : params_) p->grad = Mat();
 }
 
 }  // namespace attnlab

@@ -13,7 +13,7 @@ struct Param {
   std::string name;        // e.g. "blocks.0.attn.wq.weight"
   std::vector<int> shape;  // logical shape; value is shape[0] x prod(rest), or 1 x n for a vector
   Mat value;
-  Mat grad;
+  Mat grad;  // empty after releaseGrads() until zeroGrad() or a backward needs it
   bool decay = true;  // AdamW weight decay applies (off for norms, biases, gains)
 };
 
@@ -29,7 +29,9 @@ class ParamStore {
   std::vector<std::unique_ptr<Param>>& all() { return params_; }
   const std::vector<std::unique_ptr<Param>>& all() const { return params_; }
   size_t totalElements() const;  // from the shapes, so a store of shapes counts too
-  void zeroGrad();
+  void zeroGrad();      // allocates gradients where released
+  void ensureGrads();   // allocates released gradients as zero, keeps the others (backward accumulates)
+  void releaseGrads();  // frees every gradient: a model that is only read holds none
 
  private:
   std::vector<std::unique_ptr<Param>> params_;

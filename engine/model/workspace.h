@@ -31,6 +31,10 @@ struct Workspace {
   Mat logits, probs;
   int counted = 0;
   double cross_entropy = 0;  // the last forward's mean next-token loss, without auxiliary terms
+  // No backward follows (a probe trace, a benchmark): forward() drops each block's activations
+  // once the next block has its input, and skips the softmax over the vocabulary when no position
+  // is scored, so reading a large model needs little beyond its weights and logits.
+  bool inference = false;
   ForwardHooks* hooks = nullptr;  // named hook points (model/hooks.h): null, the default, costs nothing
   bool keep_embedding_grad = false;  // backward() then leaves d(loss)/d(resid_pre of block 0) here:
   Mat d_embeddings;                  // [B*T, d_model] (gradient x input attribution reads it)

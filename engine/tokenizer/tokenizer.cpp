@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "data/utf8.h"
+#include "tokenizer/nfc.h"
 #include "tokenizer/unicode_classes.h"
 
 namespace attnlab {
@@ -108,7 +109,11 @@ std::string Tokenizer::encode(std::string_view text, std::vector<int>& ids, bool
   size_t start = 0;  // of the ordinary segment being collected
   bool first = true;
   auto flush = [&](size_t end) {
-    if (end > start) encodeSegment(text.substr(start, end - start), first, ids);
+    if (end > start) {
+      const std::string_view segment = text.substr(start, end - start);
+      if (spec_.nfc) encodeSegment(toNfc(segment), first, ids);  // added tokens are matched before normalizing, as Hugging Face does
+      else encodeSegment(segment, first, ids);
+    }
     first = false;
   };
   for (size_t pos = 0; pos < text.size();) {

@@ -90,13 +90,18 @@ std::string readModel(const json& model, TokenizerSpec& spec) {
   return {};
 }
 
-// Llama 2's normalizer: Prepend("▁") then Replace(" " -> "▁"), alone or in a Sequence.
-std::string readNormalizer(const json& normalizer, bool& sentencePiece) {
+// Llama 2's normalizer: Prepend("▁") then Replace(" " -> "▁"), alone or in a Sequence; Qwen2's:
+// NFC (tokenizer/nfc.h).
+std::string readNormalizer(const json& normalizer, bool& sentencePiece, bool& nfc) {
   if (normalizer.is_null()) return {};
   const std::string type = typeOf(normalizer);
   if (type == "Sequence") {
     for (const json& n : normalizer.value("normalizers", json::array()))
-      if (std::string why = readNormalizer(n, sentencePiece); !why.empty()) return why;
+      if (std::string why = readNormalizer(n, sentencePiece, nfc); !why.empty()) return why;
+    return {};
+  }
+  if (type == "NFC") {
+    nfc = true;
     return {};
   }
   if (type == "Prepend" && normalizer.value("prepend", "") == kMetaspace) {
@@ -106,7 +111,7 @@ std::string readNormalizer(const json& normalizer, bool& sentencePiece) {
   if (type == "Replace" && normalizer.value("content", "") == kMetaspace && normalizer.contains("pattern") &&
       normalizer["pattern"].value("String", "") == " ")
     return {};
-  return "normalizer '" + type + "' is not supported (Unicode normalization tables are not built in)";
+  return "normalizer '" + type + "' is not supported (NFC, and Llama 2's Prepend/Replace of \u2581, are)";
 }
 
 std::string readPreTokenizer(const json& pre, TokenizerSpec& spec, bool& byteLevel, bool& metaspace) {
@@ -252,7 +257,7 @@ std::string parseTokenizerJson(const std::string& text, const std::string& sourc
   try {
     bool sentencePiece = false, byteLevel = false, metaspace = false, hasTemplate = false;
     std::string why = readModel(root["model"], spec);
-    if (why.empty()) why = readNormalizer(root.value("normalizer", json()), sentencePiece);
+    if (why.empty()) why = readNormalizer(root.value("normalizer", json()), sentencePiece, spec.nfc);
     if (why.empty()) why = readPreTokenizer(root.value("pre_tokenizer", json()), spec, byteLevel, metaspace);
     if (why.empty()) why = readAddedTokens(root.value("added_tokens", json()), spec);
     if (why.empty()) why = readPostProcessor(root.value("post_processor", json()), spec, hasTemplate);
@@ -336,7 +341,7 @@ std::string byteLevelTokenizerJson(const TokenizerSpec& spec) {
       {"truncation", nullptr},
       {"padding", nullptr},
       {"added_tokens", added},
-      {"normalizer", nullptr},
+      {"normalizer", spec.nfc ? json{{"type", "NFC"}} : json(nullptr)},
       {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
       {"post_processor", nullptr},
       {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},

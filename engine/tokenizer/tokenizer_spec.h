@@ -31,6 +31,7 @@ struct TokenizerSpec {
   std::vector<std::string> vocab;  // token by id; "" where an id has none
   std::vector<std::pair<std::string, std::string>> merges;
   std::vector<AddedToken> added;
+  bool nfc = false;  // the normalizer puts each ordinary segment in Unicode NFC first (Qwen2)
 
   // byte_level_bpe
   std::vector<PreTokenizeStep> steps;

@@ -229,6 +229,7 @@ Trace traceModel(const Model& model, const Vocabulary& vocabulary, const std::ve
   if (tokens.empty()) return trace;
   const int T = std::min<int>(tokens.size(), model.config().context);
   auto ws = makeWorkspace();
+  ws->inference = true;
   std::vector<int> targets(T, -1);
   model.forward(*ws, tokens.data(), targets.data(), 1, T, &trace);
   for (int t = 0; t < T; ++t) trace.labels.push_back(vocabulary.token(tokens[t]));

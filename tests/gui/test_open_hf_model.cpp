@@ -1,7 +1,7 @@
 // Opening a Hugging Face folder in the real window: the load runs on a worker, every view's
 // attention model then has the folder's layers and heads, the probe is the default sentence through
 // the folder's tokenizer (BOS first, labels with ␣), probe edits are traced, Train asks before
-// closing the opened model, and a refused folder leaves the current experiment on display.
+// fine-tuning (or closing) the opened model, and a refused folder leaves the current experiment on display.
 #include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
@@ -18,6 +18,7 @@
 #include "hf/hf_vocabulary.h"
 #include "io/config_json.h"
 #include "main_window.h"
+#include "model_fine_tuner.h"
 #include "model_opener.h"
 #include "open_model_dialog.h"
 #include "training_session.h"
@@ -80,19 +81,18 @@ class OpenHfModelTest : public QObject {
       w.settleView(v);
     }
 
-    // Train asks first: Cancel keeps the opened model, Yes trains the panel's experiment.
-    const auto answer = [](QMessageBox::StandardButton button) {
-      QTimer::singleShot(300, [button] {
-        for (QWidget* top : QApplication::topLevelWidgets())
-          if (auto* box = qobject_cast<QMessageBox*>(top); box && box->isVisible()) box->button(button)->click();
-      });
-    };
+    // Train asks first (model_fine_tuner.h, test_fine_tune_opened_model): Cancel keeps the opened
+    // model, "the panel's experiment instead" trains that.
+    bool panelInstead = false;
+    w.modelFineTuner().setAsk([&](bool, bool& trainPanel) {
+      trainPanel = panelInstead;
+      return std::optional<FineTuneChoice>();
+    });
     QAction* train = w.findChild<QAction*>(QStringLiteral("trainAction"));
     QVERIFY(train);
-    answer(QMessageBox::Cancel);
     train->trigger();
     QVERIFY(w.session().hasOpenedModel());
-    answer(QMessageBox::Yes);
+    panelInstead = true;
     train->trigger();
     QVERIFY(!w.session().hasOpenedModel());
     QVERIFY(QTest::qWaitFor([&] { return w.attentionMap().layerCount() == 1; }, 60000));
