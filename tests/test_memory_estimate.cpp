@@ -67,6 +67,8 @@ class MemoryEstimateTest : public QObject {
     config.model.mlp = "swiglu";
     config.model.norm = "rmsnorm";
     config.model.tied_embeddings = false;
+    config.model.positional = "rope";  // no position table
+    config.model.mlp_bias = false;     // as Llama
     config.train.batch = 1;
     MemoryEstimate e;
     if (std::string why = validate(config); !why.empty()) QSKIP(qPrintable("the lab's limits refuse it: " + QString::fromStdString(why)));

@@ -279,7 +279,6 @@ QWidget* KvCacheView::buildPanel() {
   add(generation, {}, promptText_);
   add(generation, tr("New tokens"), tokens_);
   add(generation, tr("Policy"), policy_);
-  add(generation, {}, policySettings_);
   add(generation, tr("Budget"), budget_);
   add(generation, tr("per"), scope_);
   generation->addStretch(1);
@@ -291,6 +290,7 @@ QWidget* KvCacheView::buildPanel() {
   comparison->addStretch(1);
   add(comparison, {}, report);
   rows->addLayout(generation);
+  rows->addWidget(policySettings_);  // a row of its own, so the view stays narrow enough for small screens
   rows->addLayout(comparison);
   message_ = new QLabel(panel);
   message_->setWordWrap(true);
@@ -390,7 +390,10 @@ void KvCacheView::showPolicySettings() {
     delete item;
   }
   const QString policy = policy_->currentText();
-  for (const SettingSpec& spec : KvCacheModel::policySettings(policy)) {
+  const std::vector<SettingSpec> specs = KvCacheModel::policySettings(policy);
+  policySettings_->setVisible(!specs.empty());
+  if (!specs.empty()) row->addWidget(new QLabel(tr("Settings of %1:").arg(policy), policySettings_));
+  for (const SettingSpec& spec : specs) {
     const QString key = QString::fromStdString(spec.key);
     auto* label = new QLabel(key, policySettings_);
     auto* field = new QDoubleSpinBox(policySettings_);
@@ -411,6 +414,7 @@ void KvCacheView::showPolicySettings() {
     row->addWidget(label);
     row->addWidget(field);
   }
+  static_cast<QHBoxLayout*>(row)->addStretch(1);
 }
 
 void KvCacheView::followSnapshot() {

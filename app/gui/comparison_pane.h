@@ -45,13 +45,12 @@ class ComparisonPane : public QFrame {
   const ProgressSnapshot& progress() const { return progress_; }
   int tracedStep() const { return tracedStep_; }
 
-  void start();  // trains the pane's configuration from scratch (nothing while watching)
   // Follows a run folder (RunFolderWatcher): "" and the current checkpoint opens, or the one-line reason.
   QString watch(const QString& dir);
   void stopWatching();
   bool watching() const;
   QString watchedFolder() const;  // the checkpoint folder followed ("" when none)
-  void start();  // trains the pane's configuration from scratch (a pane showing a model folder has none)
+  void start();  // trains the pane's configuration from scratch (nothing while watching or showing a model folder)
   // Shows the model of a Hugging Face folder instead (loaded on a worker, as File > Open Model
   // does): nothing trains, every view shows it, and a refusal is said in the header.
   void openModelFolder(const QString& dir);

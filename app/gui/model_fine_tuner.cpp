@@ -27,7 +27,7 @@ void ModelFineTuner::waitForIdle() { job_->waitForIdle(); }
 void ModelFineTuner::remember(const OpenedHfModel& opened) {
   info_ = opened.info;
   vocabulary_ = opened.vocabulary;
-  name_ = ModelOpener::name(opened).toStdString();
+  captionName_ = ModelOpener::name(opened).toStdString();
   name_ = ModelOpener::describe(opened).section(QStringLiteral(" \u00b7 "), 0, 0);
 }
 
@@ -102,7 +102,7 @@ void ModelFineTuner::begin(const FineTuneChoice& choice, int pauseAtStep) {
     const std::string why = hf::makeFineTuner(*model, config, *trainer);
     return [this, model, trainer, config, probe, pauseAtStep, why] {
       if (!why.empty()) {
-        if (*model) session_.openModel(std::move(*model), vocabulary_, probe, name_);  // as it was
+        if (*model) session_.openModel(std::move(*model), vocabulary_, probe, captionName_);  // as it was
         else session_.reset();  // the trainer failed after taking it (hf_finetune.h): open the folder again
         emit refused(QString::fromStdString(why));
         return;

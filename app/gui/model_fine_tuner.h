@@ -69,7 +69,7 @@ class ModelFineTuner : public QObject {
   Ask ask_;
   hf::HfModelInfo info_;
   std::shared_ptr<const Vocabulary> vocabulary_;
-  std::string name_;  // what captions call the opened model
+  std::string captionName_;  // what captions call the opened model
   QString name_;
 };
 
