@@ -127,8 +127,9 @@ void addImportance(const std::vector<TourCall>& calls, const ModelSnapshot& snap
     } else if (call.name == "drop_metric") {
       const double n = call.numberArg(1);
       for (const HeadDropCurve& curve : report.curves)
-        if (curve.order == call.args.at(0) && n >= 0 && n < curve.metric.size() && n == std::floor(n))
-          out[call.key()] = curve.metric[size_t(n)];
+        if (curve.order == call.args.at(0))
+          for (size_t k = 0; k < curve.count.size(); ++k)  // a curve of many heads has only some counts
+            if (curve.count[k] == n) out[call.key()] = curve.metric[k];
       if (!out.count(call.key()))
         throw std::invalid_argument(call.key() + ": needs an order (ascending, descending, random) and 0.." +
                                     std::to_string(report.heads.size()) + " heads removed");

@@ -19,6 +19,7 @@ ComparisonDocument twoRuns() {
     d.runs.push_back(run);
   }
   d.runs[0].checkpoint = "cmp.runs/run-1";
+  d.runs[1].model_folder = "/models/gpt2";
   d.view = "model";
   d.columns = 1;
   d.oneAfterAnother = true;
@@ -50,6 +51,8 @@ class ComparisonFileTest : public QObject {
     QCOMPARE(configToJson(back.runs[1].config), configToJson(d.runs[1].config));
     QCOMPARE(back.runs[0].checkpoint, std::string("cmp.runs/run-1"));
     QCOMPARE(back.runs[1].checkpoint, std::string());
+    QCOMPARE(back.runs[0].model_folder, std::string());
+    QCOMPARE(back.runs[1].model_folder, std::string("/models/gpt2"));
     QCOMPARE(back.view, std::string("model"));
     QCOMPARE(back.columns, 1);
     QVERIFY(back.oneAfterAnother);
@@ -74,6 +77,9 @@ class ComparisonFileTest : public QObject {
     QTest::newRow("one run") << "{\"format\": \"attnlab-comparison-1\", \"runs\": [{\"config\": {}}]}" << "2 to 4 runs";
     QTest::newRow("bad schedule") << q(std::string(good).replace(good.find("\"one_after_another\""), 19, "\"sometimes\""))
                                   << "\"schedule\" must be";
+    QTest::newRow("checkpoint and model folder")
+        << q(std::string(good).replace(good.find("\"model_folder\""), 14, "\"checkpoint\": \"x\", \"model_folder\""))
+        << "run 2: names both a \"checkpoint\" and a \"model_folder\"";
     QTest::newRow("wrong type") << q(std::string(good).replace(good.find("\"columns\": 1"), 12, "\"columns\": \"two\"")) << "\"columns\" has the wrong type";
   }
   void badFilesAreRefusedWithAReason() {

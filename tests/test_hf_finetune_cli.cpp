@@ -1,6 +1,8 @@
 // attnlab-cli train --model HFDIR --text FILE: fine-tunes a Hugging Face folder's model on a text
 // file through its own tokenizer and saves a lab checkpoint; --steps 0 saves it untrained; the
-// checkpoint traces with the fine-tuned weights and export-hf writes it back in the folder's layout.
+// checkpoint traces with the fine-tuned weights and export-hf writes it back in the folder's layout,
+// also once the source folder is gone (the checkpoint keeps a copy of what describes it).
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -62,7 +64,8 @@ class HfFinetuneCliTest : public QObject {
     QFile config(path("tuned/config.json"));
     QVERIFY(config.open(QIODevice::ReadOnly));
     const json saved = json::parse(config.readAll().toStdString());
-    QCOMPARE(saved["task"]["tokenizer"].get<std::string>(), hf_.toStdString());
+    QCOMPARE(saved["task"]["tokenizer"].get<std::string>(), std::string("pretrained"));  // its own copy
+    QVERIFY(QFile::exists(path("tuned/pretrained/config.json")) && QFile::exists(path("tuned/pretrained/merges.txt")));
     QCOMPARE(saved["train"]["steps"].get<int>(), 3);
   }
 
@@ -71,6 +74,29 @@ class HfFinetuneCliTest : public QObject {
     QVERIFY2(save.exitCode == 0, save.err.constData());
     QVERIFY(save.out.contains("not trained"));
     QVERIFY(maxDifference(logits(path("as_is")), logits(hf_)) < 1e-6);
+  }
+
+  void theCheckpointOutlivesItsSourceFolder() {
+    const QString source = path("moved_away");
+    QCOMPARE(QString::fromStdString(writeTinyFolder(tinyArchitectures()[2], source.toStdString())), QString());
+    const Run stopped = runCli({"train", "--model", source, "--text", text_, "--steps", "2", "--stop-at", "1", "--set",
+                                "task.seq_len=16", "--threads", "1", "--quiet", "--out", path("orphan")});
+    QVERIFY2(stopped.exitCode == 0, stopped.err.constData());
+    const Run before = runCli({"tokenize", "--model", source, "--text", "Hello there", "--json"});
+    QVERIFY(QDir(source).removeRecursively());
+
+    const Run after = runCli({"tokenize", "--model", path("orphan"), "--text", "Hello there", "--json"});
+    QVERIFY2(after.exitCode == 0, after.err.constData());
+    QCOMPARE(after.out, before.out);
+    // Resuming saves back into the folder that holds the copy it reads.
+    const Run resumed = runCli({"train", "--resume", path("orphan"), "--quiet"});
+    QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
+    QVERIFY(QFile::exists(path("orphan/pretrained/tensors.json")));
+    const json orphan = logits(path("orphan"));
+    QVERIFY(orphan.is_array() && orphan.size() == 6);
+    const Run exported = runCli({"export-hf", "--model", path("orphan"), "--out", path("orphan_exported")});
+    QVERIFY2(exported.exitCode == 0, exported.err.constData());
+    QVERIFY(maxDifference(logits(path("orphan_exported")), orphan) < 1e-5);
   }
 
   void badRequestsSayWhyInOneLine() {

@@ -197,10 +197,10 @@ void HeadTableView::redrawCurves() {
         if (curve.order == kCurves[i].order)
           for (size_t k = 0; k < curve.metric.size(); ++k)
             if (std::isfinite(curve.metric[k])) {
-              points.append(QPointF(double(k), curve.metric[k]));
+              points.append(QPointF(double(curve.count[k]), curve.metric[k]));
               top = std::max(top, curve.metric[k]);
               bottom = std::min(bottom, curve.metric[k]);
-              most = std::max(most, int(k));
+              most = std::max(most, curve.count[k]);
             }
     line->replace(points);
   }

@@ -1,9 +1,12 @@
 // tokenize: a model's tokenizer applied to a text: each token's id and what it stands for.
+#include <filesystem>
 #include <iostream>
 
 #include "cli_error.h"
 #include "command.h"
 #include "format.h"
+#include "hf/hf_model.h"
+#include "hf/pretrained_copy.h"
 #include "tokenizer/tokenizer_files.h"
 
 namespace attnlab::cli {
@@ -11,7 +14,10 @@ namespace {
 
 int runTokenize(const Args& args) {
   if (args.has("model") == args.has("tokenizer")) throw CliError("tokenize needs exactly one of --model DIR or --tokenizer FILE");
-  const std::string source = args.has("model") ? args.text("model") : args.text("tokenizer");
+  std::string source = args.has("model") ? args.text("model") : args.text("tokenizer");
+  // A checkpoint fine-tuned from a Hugging Face folder holds that folder's tokenizer in its copy.
+  const std::filesystem::path kept = std::filesystem::path(source) / hf::kPretrainedFolder;
+  if (args.has("model") && !hf::isHfFolder(source) && hf::isHfFolder(kept.string())) source = kept.string();
   const std::string text = args.required("text");
   std::string error;
   const auto tokenizer = loadTokenizer(source, error);

@@ -1,5 +1,6 @@
 #include "comparison_window.h"
 
+#include <utility>
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -25,6 +26,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "attention_difference_model.h"
 #include "attention_difference_view.h"
@@ -475,6 +477,10 @@ void ComparisonWindow::evaluateMetrics(int index) {
 // given run 1's, and run 1's probe (drawn, edited or its default after a restart) becomes the
 // shared one.
 void ComparisonWindow::paneTraced(int index, const std::shared_ptr<const TraceSnapshot>& trace) {
+  if (index == 0 && !restoredProbe_.empty()) {  // an opened model first traces its own default probe
+    const std::vector<int> probe = std::exchange(restoredProbe_, {});
+    if (trace->trace.tokens != probe) return panes_[0]->session()->setProbe(probe);
+  }
   const QString note = probeNote();
   probeNote_->setText(note);
   probeNote_->setVisible(!note.isEmpty());
@@ -563,7 +569,8 @@ ComparisonDocument ComparisonWindow::documentFor(const QString& file) const {
     ComparisonRun run;
     run.config = pane->config();
     run.config.train.threads = originalThreads_[pane->index()];
-    if (pane->session()->hasExperiment()) run.checkpoint = QStringLiteral("%1/run-%2").arg(runs).arg(pane->index() + 1).toStdString();
+    if (!pane->modelFolder().isEmpty()) run.model_folder = QDir(pane->modelFolder()).absolutePath().toStdString();
+    else if (pane->session()->hasExperiment()) run.checkpoint = QStringLiteral("%1/run-%2").arg(runs).arg(pane->index() + 1).toStdString();
     d.runs.push_back(std::move(run));
   }
   d.view = viewKinds()[viewKind_].id.toStdString();
@@ -579,9 +586,6 @@ ComparisonDocument ComparisonWindow::documentFor(const QString& file) const {
 
 void ComparisonWindow::saveAs(const QString& file) {
   if (pendingSave_) return emit savedAs(file, tr("a save is still in progress"));
-  for (ComparisonPane* pane : panes_)
-    if (!pane->modelFolder().isEmpty())
-      return emit savedAs(file, tr("run %1 shows an opened model folder, which a comparison file cannot hold yet").arg(pane->index() + 1));
   pendingSave_ = std::make_unique<PendingSave>();
   pendingSave_->file = file;
   pendingSave_->document = documentFor(file);
@@ -653,10 +657,16 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
   const QDir folder = QFileInfo(file).absoluteDir();
   std::vector<ExperimentConfig> configs;
   std::vector<std::unique_ptr<Trainer>> trainers;
+  QStringList modelFolders;
   for (size_t i = 0; i < document.runs.size(); ++i) {
     const ComparisonRun& run = document.runs[i];
     configs.push_back(run.config);
     trainers.emplace_back();
+    modelFolders << (run.model_folder.empty() ? QString() : folder.filePath(QString::fromStdString(run.model_folder)));
+    if (!modelFolders.back().isEmpty() && !QFileInfo(modelFolders.back()).isDir()) {
+      error = tr("run %1: the model folder %2 is not there (moved or deleted?)").arg(i + 1).arg(QDir::toNativeSeparators(modelFolders.back()));
+      return nullptr;
+    }
     if (run.checkpoint.empty()) continue;
     LoadedCheckpoint loaded;
     if (const std::string why = loadCheckpoint(folder.filePath(QString::fromStdString(run.checkpoint)).toStdString(), loaded);
@@ -668,7 +678,7 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
     trainers.back() = std::move(loaded.trainer);
   }
   if (viewKindIndex(QString::fromStdString(document.view)) < 0) document.view = "attention";
-  auto* window = new ComparisonWindow(configs);
+  auto* window = new ComparisonWindow(configs, nullptr, modelFolders);
   for (size_t i = 0; i < trainers.size(); ++i) {
     window->originalThreads_[i] = document.runs[i].config.train.threads;
     if (!trainers[i]) continue;
@@ -688,6 +698,7 @@ void ComparisonWindow::applyDocument(const ComparisonDocument& d) {
   setEviction(QString::fromStdString(d.policy), QString::fromStdString(d.budget));
   link_->select(d.layer, d.head);
   sharedProbe_ = d.probe;
+  if (!d.probe.empty() && !panes_.front()->modelFolder().isEmpty()) restoredProbe_ = d.probe;
   if (!d.probe.empty())
     for (ComparisonPane* pane : panes_)
       if (pane->session()->hasExperiment()) pane->session()->setProbe(d.probe);

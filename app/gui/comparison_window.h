@@ -131,6 +131,7 @@ class ComparisonWindow : public QMainWindow {
   bool oneAfterAnother_ = false;
   bool chainActive_ = false;  // one after another: start the next run when one finishes
   std::vector<int> sharedProbe_;
+  std::vector<int> restoredProbe_;  // a saved probe for run 1 while its model folder opens
   std::vector<int> originalThreads_;
   std::vector<int> savedSteps_;  // per run: the step last saved (or opened)
 

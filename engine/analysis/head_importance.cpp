@@ -40,17 +40,51 @@ TaskMetric evaluateOn(const Model& model, const std::vector<Batch>& batches, boo
   return m;
 }
 
+BlockInputs blockInputs(const Model& model, const std::vector<Batch>& batches) {
+  BlockInputs out;
+  auto ws = makeWorkspace();
+  for (const Batch& batch : batches) {
+    model.forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+    std::vector<Mat>& layers = out.emplace_back();
+    for (const BlockActs& block : ws->blocks) layers.push_back(block.x);  // the stream entering the block
+  }
+  return out;
+}
+
+double lossFrom(const Model& model, const std::vector<Batch>& batches, int layer, const BlockInputs& inputs) {
+  auto ws = makeWorkspace();
+  ws->inference = true;  // no backward follows
+  ws->first_layer = layer;
+  double lossSum = 0;
+  long counted = 0;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const Batch& batch = batches[b];
+    if (layer > 0) ws->start_stream = inputs[b][layer];
+    lossSum += model.forward(*ws, batch.inputs.data(), batch.targets.data(), batch.B, batch.T) * ws->counted;
+    counted += ws->counted;
+  }
+  return counted ? lossSum / counted : 0.0;
+}
+
+std::vector<int> dropCurvePoints(int heads) {
+  std::vector<int> points;
+  const int n = std::min(heads, kMaxDropPoints);
+  for (int k = 0; k <= n; ++k) points.push_back(n ? static_cast<int>((static_cast<long>(k) * heads + n / 2) / n) : 0);
+  return points;
+}
+
 std::vector<HeadImportance> headImportance(Model& model, const std::vector<Batch>& batches) {
   const ModelConfig& c = model.config();
   std::vector<HeadImportance> out;
   model.setHeadGains({});
   const double intact = evaluateOn(model, batches, false).loss;
+  const BlockInputs inputs = blockInputs(model, batches);
   for (int l = 0; l < c.n_layers; ++l)
     for (int h = 0; h < c.n_heads; ++h) {
       Gains gains = allOnes(c);
       gains[l][h] = 0;
       model.setHeadGains(gains);
-      out.push_back({l, h, evaluateOn(model, batches, false).loss - intact, 0.0});
+      out.push_back({l, h, lossFrom(model, batches, l, inputs) - intact, 0.0});
     }
 
   auto ws = makeWorkspace();
@@ -72,9 +106,11 @@ HeadDropCurve headDropCurve(Model& model, const std::vector<Batch>& batches, boo
   HeadDropCurve curve;
   curve.order = std::move(order);
   curve.removed = removal;
+  curve.count = dropCurvePoints(static_cast<int>(removal.size()));
   Gains gains = allOnes(model.config());
-  for (size_t k = 0; k <= removal.size(); ++k) {
-    if (k > 0) gains[removal[k - 1].first][removal[k - 1].second] = 0;
+  int removedSoFar = 0;
+  for (int count : curve.count) {
+    for (; removedSoFar < count; ++removedSoFar) gains[removal[removedSoFar].first][removal[removedSoFar].second] = 0;
     model.setHeadGains(gains);
     const TaskMetric m = evaluateOn(model, batches, hasAnswers);
     curve.loss.push_back(m.loss);

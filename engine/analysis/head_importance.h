@@ -24,6 +24,20 @@ struct TaskMetric {
 // Loss and accuracy of the model as it stands (head gains included) on `batches`.
 TaskMetric evaluateOn(const Model& model, const std::vector<Batch>& batches, bool hasAnswers);
 
+// The residual stream entering every block, per batch, of one pass of the model as it stands:
+// a change at block L leaves the blocks before it alone, so its pass may start there.
+using BlockInputs = std::vector<std::vector<Mat>>;  // [batch][layer]
+BlockInputs blockInputs(const Model& model, const std::vector<Batch>& batches);
+// The mean loss on `batches` of a pass that starts at block `layer` from `inputs` (which must come
+// from the same model with the same gains in the blocks before `layer`).
+double lossFrom(const Model& model, const std::vector<Batch>& batches, int layer, const BlockInputs& inputs);
+
+// The points of a head-drop curve over `heads` removable heads: every count from 0 to `heads`, or
+// for a model with more heads than kMaxDropPoints, that many evenly spaced counts (0 and all
+// included), so that a 12 x 12 model's curves take 3 x 49 evaluations rather than 3 x 145.
+inline constexpr int kMaxDropPoints = 48;
+std::vector<int> dropCurvePoints(int heads);
+
 struct HeadImportance {
   int layer = 0, head = 0;
   double ablation = 0;  // loss increase
@@ -35,7 +49,8 @@ std::vector<HeadImportance> headImportance(Model& model, const std::vector<Batch
 struct HeadDropCurve {
   std::string order;                         // "ascending", "descending" or "random"
   std::vector<std::pair<int, int>> removed;  // (layer, head) in removal order
-  std::vector<double> loss;                  // after 0, 1, ..., all heads removed
+  std::vector<int> count;                    // heads removed at each point (dropCurvePoints)
+  std::vector<double> loss;                  // after count[k] heads removed
   std::vector<double> metric;                // accuracy (or loss without answers) at the same points
   double resilience = 0;  // mean of metric over the points (negated for loss): higher is more resilient
 };

@@ -34,9 +34,11 @@ HeadDropCurve dropFrom(Model& model, const std::vector<Batch>& batches, bool has
   HeadDropCurve curve;
   curve.order = order;
   curve.removed = std::move(removal);
+  curve.count = dropCurvePoints(static_cast<int>(curve.removed.size()));
   HeadGains gains = start;
-  for (size_t k = 0; k <= curve.removed.size(); ++k) {
-    if (k > 0) gains[curve.removed[k - 1].first][curve.removed[k - 1].second] = 0;
+  int removedSoFar = 0;
+  for (int count : curve.count) {
+    for (; removedSoFar < count; ++removedSoFar) gains[curve.removed[removedSoFar].first][curve.removed[removedSoFar].second] = 0;
     const TaskMetric m = evaluateWith(model, batches, hasAnswers, gains, stop);
     curve.loss.push_back(m.loss);
     curve.metric.push_back(hasAnswers ? m.accuracy : m.loss);
@@ -54,12 +56,15 @@ LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& ba
   const HeadGains base = fullGains(c, gains);
   LiveHeadImportance r;
   r.shown = evaluateWith(model, batches, hasAnswers, base, stopRequested);
+  const BlockInputs inputs = blockInputs(model, batches);  // flipping a head in block l leaves the blocks before it alone
   for (int l = 0; l < c.n_layers; ++l)
     for (int h = 0; h < c.n_heads; ++h) {
       HeadGains flipped = base;
       const bool on = base[l][h] != 0;
       flipped[l][h] = on ? 0.0f : 1.0f;
-      const double other = evaluateWith(model, batches, false, flipped, stopRequested).loss;
+      if (stopRequested && stopRequested()) throw AnalysisStopped();
+      model.setHeadGains(flipped);
+      const double other = lossFrom(model, batches, l, inputs);
       r.heads.push_back({l, h, on ? other - r.shown.loss : r.shown.loss - other, 0.0});
     }
 

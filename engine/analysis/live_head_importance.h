@@ -31,7 +31,8 @@ struct AnalysisStopped : std::runtime_error {
 
 // Leaves the model's head gains set to `gains` and its parameter gradients zero. Throws
 // std::invalid_argument when `gains` is not empty and not shaped [n_layers][n_heads]. It takes
-// 2 n_heads n_layers + 4 evaluations; `stopRequested` (if set) is asked before each, and a true
+// n_layers n_heads ablations (each from its own block on) and 3 curves of at most kMaxDropPoints + 1
+// evaluations; `stopRequested` (if set) is asked before each, and a true
 // answer ends the work with AnalysisStopped (a closing window must not wait for it).
 LiveHeadImportance liveHeadImportance(Model& model, const std::vector<Batch>& batches, bool hasAnswers,
                                       const HeadGains& gains, uint64_t seed,

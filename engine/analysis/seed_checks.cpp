@@ -166,10 +166,12 @@ std::string headDropCsv(const std::vector<CaseResult>& results) {
   std::string out = "model,order,removed_count,removed_layer,removed_head,loss,metric\n";
   for (const CaseResult& r : results)
     for (const HeadDropCurve& c : r.importance.curves)
-      for (size_t k = 0; k < c.metric.size(); ++k)
-        out += r.spec.label + "," + c.order + "," + std::to_string(k) + "," + (k ? std::to_string(c.removed[k - 1].first) : "") +
-               "," + (k ? std::to_string(c.removed[k - 1].second) : "") + "," + num(c.loss[k], 4) + "," + num(c.metric[k], 4) +
+      for (size_t k = 0; k < c.metric.size(); ++k) {
+        const int n = c.count[k];  // the last head removed by this point, if any
+        out += r.spec.label + "," + c.order + "," + std::to_string(n) + "," + (n ? std::to_string(c.removed[n - 1].first) : "") +
+               "," + (n ? std::to_string(c.removed[n - 1].second) : "") + "," + num(c.loss[k], 4) + "," + num(c.metric[k], 4) +
                "\n";
+      }
   return out;
 }
 

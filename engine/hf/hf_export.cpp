@@ -7,6 +7,7 @@
 #include <map>
 
 #include "hf/architecture.h"
+#include "hf/pretrained_copy.h"
 #include "io/checkpoint.h"
 #include "io/files.h"
 
@@ -15,10 +16,6 @@ namespace attnlab::hf {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Files of the source folder copied beside the weights, so that the export opens with its tokenizer.
-constexpr const char* kBesideFiles[] = {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
-                                         "special_tokens_map.json", "generation_config.json", "tokenizer.model"};
 
 constexpr int64_t kIndexBase = 4096;  // indices travel as two floats below 2^12 and 2^24: both exact
 
@@ -77,15 +74,7 @@ std::string exportHfModel(const Model& model, const HfModelInfo& info, const std
   std::error_code ec;
   fs::create_directories(outDir, ec);
   if (ec) return outDir + ": cannot create (" + ec.message() + ")";
-  std::string config;
-  if (std::string why = readWholeFile((fs::path(info.dir) / "config.json").string(), config); !why.empty()) return why;
-  if (std::string why = writeFileAtomic((fs::path(outDir) / "config.json").string(), config); !why.empty()) return why;
-  for (const char* name : kBesideFiles) {
-    const fs::path from = fs::path(info.dir) / name, to = fs::path(outDir) / name;
-    if (!fs::exists(from, ec) || fs::equivalent(from, to, ec)) continue;
-    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-    if (ec) return to.string() + ": cannot copy from " + from.string() + " (" + ec.message() + ")";
-  }
+  if (std::string why = copyDescriptionFiles(info.dir, outDir); !why.empty()) return why;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string bytes;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "data/task.h"
+#include "hf/pretrained_copy.h"
 #include "io/config_json.h"
 
 namespace attnlab::hf {
@@ -76,7 +77,7 @@ std::string makeFineTuner(std::unique_ptr<Model>& model, const ExperimentConfig&
 std::string pretrainedOrigin(const ExperimentConfig& config, HfModelInfo& info) {
   const std::string& dir = config.task.tokenizer;
   if (dir.empty()) return "the model was not fine-tuned from a Hugging Face folder (task.tokenizer is empty)";
-  if (std::string why = readHfInfo(dir, info); !why.empty()) return "task.tokenizer: " + why;
+  if (std::string why = readPretrainedDescription(dir, info); !why.empty()) return "task.tokenizer: " + why;
   if (configToJson({.model = info.config}) != configToJson({.model = config.model}))
     return dir + ": its config.json no longer describes this model (changed since the fine-tuning?)";
   info.parameters = parameterCount(info.config);

@@ -2,8 +2,8 @@
 // Fine-tuning an opened Hugging Face model: an experiment whose model is the opened one (its
 // ModelConfig as the loader built it) and whose "text" task reads the user's file through the
 // model's own tokenizer (TaskConfig::tokenizer names the model's folder). The trainer, checkpoint,
-// views and analyses then work as for the lab's own models; a saved checkpoint keeps the folder's
-// path, which both its tokenizer and exporting back to the Hugging Face layout read.
+// views and analyses then work as for the lab's own models; a saved checkpoint keeps a copy of what
+// describes the folder (hf/pretrained_copy.h), which its tokenizer and the export back read.
 #include <memory>
 #include <string>
 

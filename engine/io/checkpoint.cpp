@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "hf/pretrained_copy.h"  // a checkpoint fine-tuned from a Hugging Face folder keeps its description
 #include "io/checkpoint_tokenizer.h"
 #include "io/config_json.h"
 #include "io/files.h"
@@ -42,6 +43,11 @@ std::string checkReplaceable(const fs::path& target) {
 std::string writeFolder(const fs::path& folder, const Trainer& trainer) {
   ExperimentConfig config = trainer.config();
   config.model.vocab = trainer.model().config().vocab;  // saved filled in, so loading needs no task
+  if (!config.task.tokenizer.empty()) {  // fine-tuned from a Hugging Face folder: keep what describes it
+    const fs::path copy = folder / hf::kPretrainedFolder;
+    if (std::string why = hf::keepPretrainedDescription(config.task.tokenizer, copy.string()); !why.empty()) return why;
+    config.task.tokenizer = hf::kPretrainedFolder;  // read back relative to the checkpoint (loadCheckpoint)
+  }
   if (std::string why = writeFileAtomic((folder / kConfigFile).string(), configToJson(config)); !why.empty()) return why;
   if (std::string why = writeSafetensors((folder / kWeightsFile).string(), trainer.model().params()); !why.empty())
     return why;
@@ -100,6 +106,8 @@ std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
   if (std::string why = readWholeFile(configPath, text); !why.empty()) return why;
   ExperimentConfig config;
   if (std::string why = configFromJson(text, config); !why.empty()) return configPath + ": " + why;
+  if (!config.task.tokenizer.empty() && fs::path(config.task.tokenizer).is_relative())
+    config.task.tokenizer = (folder / config.task.tokenizer).lexically_normal().string();  // its own copy (writeFolder)
   if (std::string why = validate(config); !why.empty()) return configPath + ": " + why;
   if (config.model.vocab <= 0) return configPath + ": model.vocab must be set in a saved checkpoint";
   if (std::string why = checkFitsInMemory(config.model); !why.empty()) return configPath + ": " + why;

@@ -35,6 +35,7 @@ std::string comparisonToJson(const ComparisonDocument& d) {
     Json entry;
     entry["config"] = Json::parse(configToJson(run.config));
     if (!run.checkpoint.empty()) entry["checkpoint"] = run.checkpoint;
+    if (!run.model_folder.empty()) entry["model_folder"] = run.model_folder;
     runs.push_back(std::move(entry));
   }
   Json j;
@@ -84,6 +85,9 @@ std::string comparisonFromJson(const std::string& text, ComparisonDocument& out)
     if (std::string why = configFromJson(entry["config"].dump(), run.config); !why.empty()) return which + ": " + why;
     if (std::string why = validate(run.config); !why.empty()) return which + ": " + why;
     if (std::string why = readOptional(entry, "checkpoint", run.checkpoint); !why.empty()) return which + ": " + why;
+    if (std::string why = readOptional(entry, "model_folder", run.model_folder); !why.empty()) return which + ": " + why;
+    if (!run.checkpoint.empty() && !run.model_folder.empty())
+      return which + ": names both a \"checkpoint\" and a \"model_folder\" (a run is one or the other)";
     d.runs.push_back(std::move(run));
   }
   out = std::move(d);

@@ -1,7 +1,7 @@
 #pragma once
 // A comparison of two to four experiments saved as one JSON file (".attnlab-compare"): each run's
 // configuration and, when it was trained, the checkpoint folder holding its weights (a path
-// relative to the file), plus what the comparison window showed (view kind, grid columns, how
+// relative to the file), or the model folder it opened, plus what the comparison window showed (view kind, grid columns, how
 // the runs train, the shared probe, the selected head, the eviction setting of the metrics).
 // Reading checks everything before anything is used, so a corrupt file changes nothing.
 #include <string>
@@ -14,6 +14,9 @@ namespace attnlab {
 struct ComparisonRun {
   ExperimentConfig config;
   std::string checkpoint;  // folder relative to the file; "" when the run was never trained
+  // A Hugging Face model folder the run opens instead (absolute, or relative to the file); the
+  // folder is the user's own and is not copied. "" for a run that trains its configuration.
+  std::string model_folder;
 };
 
 struct ComparisonDocument {

@@ -39,8 +39,8 @@ void fillNormal(Param& p, Rng& rng, float stddev) {
 
 Model::Model(const ModelConfig& config, uint64_t seed) : Model(config, Uninitialised{}) { initialise(seed); }
 
-Model::Model(const ModelConfig& config, Uninitialised, bool shapesOnly) : config_(config), parts_(std::make_unique<Parts>()) {
-  params_.setShapesOnly(shapesOnly);
+Model::Model(const ModelConfig& config, Uninitialised, Allocation allocation) : config_(config), parts_(std::make_unique<Parts>()) {
+  params_.setAllocation(allocation);
   const ModelConfig& c = config_;
   if (c.vocab <= 0) throw std::invalid_argument("vocabulary size must be positive");
   if (c.n_heads <= 0 || c.d_model % c.n_heads != 0)
@@ -110,6 +110,9 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     if (tokens[i] < 0 || tokens[i] >= c.vocab) throw std::invalid_argument("token id " + std::to_string(tokens[i]) + " is outside the vocabulary");
 
   ws.blocks.resize(c.n_layers);
+  // The last pass's logits (103 MB for GPT-2 at 512 tokens) would otherwise sit beside this pass's
+  // activations: a read-only pass holds one of the two at a time.
+  if (ws.inference) ws.logits = Mat();
   if (ws.first_layer < 0 || ws.first_layer >= c.n_layers || (ws.first_layer > 0 && ws.start_stream.rows() != B * T))
     throw std::invalid_argument("a forward starting at block " + std::to_string(ws.first_layer) + " needs that block's input stream");
   Mat x(B * T, c.d_model);
@@ -300,19 +303,18 @@ size_t activationBytes(const ModelConfig& c, int B, int T) {
 }
 
 std::unique_ptr<const Model> Model::shapesOf(const ModelConfig& config) {
-  return std::unique_ptr<const Model>(new Model(config, Uninitialised{}, true));
+  return std::unique_ptr<const Model>(new Model(config, Uninitialised{}, Allocation::ShapesOnly));
 }
 
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config) {
-  std::unique_ptr<Model> model(new Model(config, Model::Uninitialised{}));
-  model->params().releaseGrads();  // an opened model is mostly read: gradients come with the first backward
+  // An opened model is mostly read: gradients come with the first backward.
+  std::unique_ptr<Model> model(new Model(config, Model::Uninitialised{}, Allocation::ValuesOnly));
   return model;
 }
 
 std::unique_ptr<Model> copyModel(const Model& model) {
   // Drawing initial weights only to overwrite them would cost more than the copy (the views copy ~10x/s).
-  std::unique_ptr<Model> copy(new Model(model.config(), Model::Uninitialised{}));
-  copy->params().releaseGrads();  // views only read their copy
+  std::unique_ptr<Model> copy(new Model(model.config(), Model::Uninitialised{}, Allocation::ValuesOnly));  // views only read it
   const auto& from = model.params().all();
   auto& to = copy->params().all();
   for (size_t i = 0; i < from.size(); ++i) to[i]->value = from[i]->value;  // same config, same order and shapes

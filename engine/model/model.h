@@ -71,7 +71,7 @@ class Model {
 
  private:
   struct Uninitialised {};
-  Model(const ModelConfig& config, Uninitialised, bool shapesOnly = false);  // parameters allocated (unless shapesOnly), values zero
+  Model(const ModelConfig& config, Uninitialised, Allocation allocation = Allocation::ValuesAndGrads);  // values zero
   void initialise(uint64_t seed);
   friend std::unique_ptr<Model> copyModel(const Model& model);
 // A model whose parameters are all zero, with no random draw: to be filled from files (engine/hf).

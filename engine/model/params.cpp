@@ -13,10 +13,9 @@ Param& ParamStore::add(const std::string& name, std::vector<int> shape, bool dec
   int cols = 1;
   for (size_t i = shape.size() == 1 ? 0 : 1; i < shape.size(); ++i) cols *= shape[i];
   p->shape = std::move(shape);
-  if (!shapesOnly_) {
-    p->value = Mat::Zero(rows, cols);
-    p->grad = Mat::Zero(rows, cols);
-  }
+  if (allocation_ != Allocation::ShapesOnly) p->value = Mat::Zero(rows, cols);
+  // Allocating a released gradient only to free it would double an opened model's peak memory.
+  if (allocation_ == Allocation::ValuesAndGrads) p->grad = Mat::Zero(rows, cols);
   params_.push_back(std::move(p));
   return *params_.back();
 }

@@ -9,6 +9,13 @@
 
 namespace attnlab {
 
+// What ParamStore::add allocates for each parameter.
+enum class Allocation {
+  ValuesAndGrads,  // a model that trains
+  ValuesOnly,      // a model that is read (opened, copied for the views): gradients come with the first backward
+  ShapesOnly,      // names and shapes, nothing allocated: counts a model of any size
+};
+
 struct Param {
   std::string name;        // e.g. "blocks.0.attn.wq.weight"
   std::vector<int> shape;  // logical shape; value is shape[0] x prod(rest), or 1 x n for a vector
@@ -19,11 +26,9 @@ struct Param {
 
 class ParamStore {
  public:
-  // Creates a zero-initialised parameter and its gradient buffer (only its name and shape in a
-  // store that counts shapes).
+  // Creates a zero-initialised parameter and, as the store's allocation says, its gradient buffer.
   Param& add(const std::string& name, std::vector<int> shape, bool decay = true);
-  // A store that records names and shapes without allocating: counts a model of any size.
-  void setShapesOnly(bool shapesOnly) { shapesOnly_ = shapesOnly; }
+  void setAllocation(Allocation allocation) { allocation_ = allocation; }
   Param* find(const std::string& name);
   const Param* find(const std::string& name) const;
   std::vector<std::unique_ptr<Param>>& all() { return params_; }
@@ -35,7 +40,7 @@ class ParamStore {
 
  private:
   std::vector<std::unique_ptr<Param>> params_;
-  bool shapesOnly_ = false;
+  Allocation allocation_ = Allocation::ValuesAndGrads;
 };
 
 }  // namespace attnlab

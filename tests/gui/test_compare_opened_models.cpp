@@ -1,8 +1,9 @@
 // The comparison window with models opened from folders: New Comparison adds model folders; two
 // folders with one tokenizer share the probe side by side (their own layers, one probe edit for
-// both); one folder twice shows the same model under two KV policies; nothing trains, and saving
-// says why it cannot hold opened models.
+// both); one folder twice shows the same model under two KV policies; nothing trains; a saved
+// comparison names the folders and opens them again.
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -83,10 +84,28 @@ class CompareOpenedModelsTest : public QObject {
     }
     QVERIFY(window.pane(0)->viewInstance().widget != window.pane(1)->viewInstance().widget);
 
+    // Saved, the comparison names the folders; opened again, it shows the same models on the same probe.
+    const std::vector<int> probe = window.pane(0)->attention()->snapshot()->trace.tokens;
     QSignalSpy saved(&window, &ComparisonWindow::savedAs);
-    window.saveAs(tmp_.filePath("cmp.attnlab-compare"));
-    QCOMPARE(saved.count(), 1);
-    QVERIFY(saved.first().at(1).toString().contains(QStringLiteral("opened model")));
+    const QString file = tmp_.filePath("cmp.attnlab-compare");
+    window.saveAs(file);
+    QVERIFY(QTest::qWaitFor([&] { return saved.count() == 1; }, 30000));
+    QCOMPARE(saved.first().at(1).toString(), QString());
+    QString error;
+    std::unique_ptr<ComparisonWindow> again(ComparisonWindow::open(file, error));
+    QVERIFY2(again, qPrintable(error));
+    again->show();
+    QVERIFY(QTest::qWaitFor([&] { return allOpened(*again); }, 60000));
+    QCOMPARE(again->pane(1)->modelFolder(), b);
+    QCOMPARE(again->pane(1)->attention()->layerCount(), 3);
+    QVERIFY(QTest::qWaitFor([&] { return again->pane(0)->attention()->snapshot()->trace.tokens == probe &&
+                                         again->pane(1)->attention()->snapshot()->trace.tokens == probe; }, 30000));
+
+    // A folder that is gone is named, and nothing opens.
+    QVERIFY(QDir(b).removeRecursively());
+    std::unique_ptr<ComparisonWindow> missing(ComparisonWindow::open(file, error));
+    QVERIFY(!missing);
+    QVERIFY2(error.contains(QStringLiteral("deeper-b")) && error.contains(QStringLiteral("run 2")), qPrintable(error));
   }
 
   void oneModelUnderTwoPolicies() {

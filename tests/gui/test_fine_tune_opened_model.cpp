@@ -80,7 +80,8 @@ class FineTuneOpenedModelTest : public QObject {
     LoadedCheckpoint loaded;
     QCOMPARE(QString::fromStdString(loadCheckpoint(saved.toStdString(), loaded)), QString());
     QCOMPARE(loaded.trainer->stepsDone(), 4);
-    QCOMPARE(QString::fromStdString(loaded.config.task.tokenizer), folder_);
+    QCOMPARE(QString::fromStdString(loaded.config.task.tokenizer), saved + "/pretrained");  // its copy of the folder's description
+    QVERIFY(QFile::exists(saved + "/pretrained/config.json"));
     // The probe text (through the folder's tokenizer) is what it trained on.
     QVERIFY(loaded.trainer->task().vocabulary().tokenizer() != nullptr);
     std::unique_ptr<Model> original;
