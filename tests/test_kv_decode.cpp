@@ -55,12 +55,12 @@ class TestKvDecode : public QObject {
     QTest::addColumn<QString>("positional");
     QTest::addColumn<QString>("option");
     const QStringList variants = {"softmax", "sigmoid", "window", "oattention", "linear", "qk_norm", "softmax_sink", "l1_score",
-                                  "static_map", "no_mixing"};
+                                  "static_map", "no_mixing", "deltanet", "gated_deltanet"};
     const QStringList encodings = {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log", "accumulated_rotation"};
     for (const auto& v : variants)
       for (const auto& p : encodings) QTest::newRow(qPrintable(v + "/" + p)) << v << p << QString();
     // the parts around the variant
-    for (const auto& v : {QString("softmax"), QString("sigmoid"), QString("linear"), QString("oattention")})
+    for (const auto& v : {QString("softmax"), QString("sigmoid"), QString("linear"), QString("oattention"), QString("deltanet")})
       for (const auto& opt : {"retention", "gqa", "mqa", "q_k=v", "q=k_v", "q=k=v", "value_gate", "output_gate", "bf16",
                               "random_rotation", "rotate_values", "learned_sigmoid_bias"})
         QTest::newRow(qPrintable(v + "/rope+" + opt)) << v << QString("rope") << QString(opt);
@@ -87,6 +87,7 @@ class TestKvDecode : public QObject {
       if (opt == "learned_sigmoid_bias") c.attention_settings["sigmoid_bias_learned"] = 1;
     }
     if (attention == "linear" && c.score_precision != "fp32") QSKIP("linear attention's state does not emulate rounding of m_ij");
+    if (attention == "deltanet" && option == "learned_sigmoid_bias") QSKIP("a sigmoid setting: nothing new for DeltaNet");
     const auto model = randomisedModel(c);
     const auto decoder = decoderOf(*model);
     const double error = decodeError(*model, *decoder, kTokens);

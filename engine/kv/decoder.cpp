@@ -38,7 +38,12 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
     const AttentionVariant& variant = model.attentionLayer(l).variant();
     caches_[l] = variant.cachesKeysAndValues();
     if (!caches_[l]) {
-      states_[l].assign(H_, LinearAttentionState(dHead_));
+      for (int hd = 0; hd < H_; ++hd) {
+        states_[l].push_back(variant.recurrentState(hd, dHead_));
+        if (!states_[l].back())
+          throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) + "' (layer " + std::to_string(l) +
+                                      ") has neither a KV cache nor a recurrent state to decode from");
+      }
       continue;
     }
     const std::vector<float> zeros(dHead_, 0.0f);
@@ -55,7 +60,7 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
 void Decoder::reset() {
   cache_.clear();
   for (auto& layer : states_)
-    for (auto& s : layer) s.reset();
+    for (auto& s : layer) s->reset();
   for (auto& a : angleSums_) std::fill(a.begin(), a.end(), 0.0);
   position_ = 0;
   policy_->reset();
@@ -72,7 +77,8 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
   record_.token = token;
   for (int l = 0; l < cache_.layers(); ++l) {
     if (caches_[l]) evict(l, exactCounts);
-    else record_.stateBytes += states_[l].size() * states_[l][0].bytes();
+    else
+      for (const auto& s : states_[l]) record_.stateBytes += s->bytes();
   }
   ++position_;
   return logits_;
@@ -85,10 +91,10 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
   Mat oHeads = Mat::Zero(1, static_cast<Eigen::Index>(H_) * dHead_);
   // key gate of this token for query head hd: g_hd * p (each factor 1 when absent), as forward builds it
   auto keyGate = [&](int hd) { return (t.retention.empty() ? 1.0f : t.retention[hd]) * t.presence; };
-  if (!caches_[l]) {  // linear attention: add this token to each head's state, then read it
+  if (!caches_[l]) {  // a recurrent state: add this token to each head's state, then read it
     for (int hd = 0; hd < H_; ++hd) {
       const size_t kv = static_cast<size_t>(hd / group_) * dHead_;
-      states_[l][hd].step(t.q.data() + static_cast<size_t>(hd) * dHead_, t.k.data() + kv, t.v.data() + kv,
+      states_[l][hd]->step(t.q.data() + static_cast<size_t>(hd) * dHead_, t.k.data() + kv, t.v.data() + kv,
                           oHeads.data() + static_cast<size_t>(hd) * dHead_, layer.hasKeyGate() ? keyGate(hd) : 1.0f);
     }
     layer.decodeOutput(x, t, oHeads, y);
@@ -140,10 +146,12 @@ void Decoder::evict(int l, const std::vector<int>* exactCounts) {
   const bool budgeted = exactCounts || budget_.kind != Budget::Kind::unlimited;
   std::vector<HeadView> views;
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
-    const int budget = exactCounts ? (*exactCounts)[static_cast<size_t>(l) * Hkv_ + kvh] : budget_.entriesFor(seen);
+    int budget = exactCounts ? (*exactCounts)[static_cast<size_t>(l) * Hkv_ + kvh] : budget_.entriesFor(seen);
+    if (budgeted && !exactCounts) budget = policy_->layerBudget(budget, l, cache_.layers());
     views.push_back(HeadView{cache_.head(l, kvh), l, kvh, position_, budget, budgeted});
   }
-  const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, budget_.perLayer, exactCounts != nullptr);
+  const bool pooled = budget_.perLayer || policy_->poolsHeads();
+  const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, pooled, exactCounts != nullptr);
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(l, kvh);
     const KeepDecision& d = decisions[kvh];

@@ -1,13 +1,13 @@
 #pragma once
 // Incremental decoding: one token per step through the model's own weights, attending over a
-// KV cache that holds only live entries (linear attention layers keep their constant-size state
-// instead). With nothing evicted the logits equal the full forward's (up to float summation
+// KV cache that holds only live entries (layers of linear attention or DeltaNet keep their
+// constant-size state instead). With nothing evicted the logits equal the full forward's (up to float summation
 // order). After each step's attention the eviction policy trims every layer and KV head to its
 // budget, and the step record says what is live, what left and why, and the bytes held.
 #include <memory>
 #include <vector>
 
-#include "attention/linear_state.h"
+#include "attention/recurrent_state.h"
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache.h"
 #include "model/attention_layer.h"
@@ -47,7 +47,7 @@ class Decoder {
   int H_, Hkv_, dHead_, group_;
   std::vector<char> caches_;
   KvCache cache_;
-  std::vector<std::vector<LinearAttentionState>> states_;  // [layer][query head], linear layers only
+  std::vector<std::vector<std::unique_ptr<RecurrentState>>> states_;  // [layer][query head], layers without a KV cache
   std::vector<std::vector<double>> angleSums_;              // [layer] running angles of accumulating rotations
   int position_ = 0, token_ = 0;
   DecodeToken piece_;

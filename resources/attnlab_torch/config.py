@@ -38,6 +38,8 @@ ATTENTION_SETTINGS = {
     "l1_score": {"temperature": 1.0, "l1_rank": 4},
     "static_map": {},
     "no_mixing": {},
+    "deltanet": {},
+    "gated_deltanet": {},
 }
 POSITIONAL_SETTINGS = {
     "none": {}, "sinusoidal": {}, "learned": {}, "alibi": {}, "alibi_log": {},
