@@ -9,14 +9,24 @@
 namespace attnlab {
 
 namespace {
-size_t bytesPerEntry(const ModelConfig& c) {
+// Per layer: the cache's format, and whether the stored values equal the stored keys (one shared
+// projection, and nothing turns or gates one of them alone: no rotation of keys without values, no
+// value gate); only then is one tensor held.
+std::vector<KvCache::LayerFormat> cacheFormats(const Model& model, KvQuant quant) {
+  const ModelConfig& c = model.config();
   const auto sharing = projectionSharingOf(c.projection_sharing);
-  return (sharing && sharing->valueIsKey ? 1 : 2) * static_cast<size_t>(c.headDim()) * sizeof(float);
+  std::vector<KvCache::LayerFormat> formats;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const AttentionLayer& layer = model.attentionLayer(l);
+    const bool rotatesKeysAlone = layer.rotary() && !layer.positional().rotatesValues();
+    formats.push_back({quant, sharing && sharing->valueIsKey && !c.value_gate && !rotatesKeysAlone});
+  }
+  return formats;
 }
 }  // namespace
 
 Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
-                 bool matched)
+                 bool matched, KvQuant quant)
     : model_(model),
       policy_(std::move(policy)),
       policyName_(policyName),
@@ -25,7 +35,7 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
       Hkv_(model.config().kvHeads()),
       dHead_(model.config().headDim()),
       group_(H_ / Hkv_),
-      cache_(model.config().n_layers, Hkv_, dHead_, H_ / Hkv_, bytesPerEntry(model.config())) {
+      cache_(model.config().n_layers, Hkv_, dHead_, H_ / Hkv_, cacheFormats(model, quant)) {
   const int L = model.config().n_layers;
   if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !matched)
     throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget (a count such as 32 or a ratio such as 25%)");
@@ -109,6 +119,8 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
               t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
               layer.hasKeyGate() ? groupGate.data() : nullptr);
     const int n = hc.size();
+    const float* keys = hc.readKeys(keyScratch_);
+    const float* values = hc.valuesAreKeys ? keys : hc.readValues(valueScratch_);
     w.assign(static_cast<size_t>(group_) * n, 0.0f);
     for (int g = 0; g < group_; ++g) {
       const int hd = kvh * group_ + g;
@@ -118,8 +130,8 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
       }
       DecodeRowInputs in;
       in.q = t.q.data() + static_cast<size_t>(hd) * dHead_;
-      in.k = hc.k.data();
-      in.v = hc.v.data();
+      in.k = keys;
+      in.v = values;
       in.key_positions = hc.positions.data();
       in.bias = positional.scoreBias() ? bias.data() : nullptr;
       in.key_gate = hc.keyGateOf(g);

@@ -20,8 +20,9 @@ class Decoder {
   // Throws std::invalid_argument (one line) when a layer's variant cannot decode from a cache
   // (momentum), when the policy needs a budget and has none, or takes none and got one.
   // matched: every step() will get exact counts (the matched protocol), which stand in for a budget.
+  // quant: how the cache stores keys and values (kv/row_store.h); attention reads the stored values.
   Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
-          bool matched = false);
+          bool matched = false, KvQuant quant = KvQuant::fp32);
 
   // Starts a new sequence at position 0 (empties the cache and the states).
   void reset();
@@ -51,6 +52,7 @@ class Decoder {
   std::vector<std::vector<double>> angleSums_;              // [layer] running angles of accumulating rotations
   int position_ = 0, token_ = 0;
   DecodeToken piece_;
+  std::vector<float> keyScratch_, valueScratch_;  // decoded rows of quantised caches
   Mat logits_;
   StepRecord record_;
 };
