@@ -98,6 +98,14 @@ class AttentionVariant {
   virtual bool cachesKeysAndValues() const { return true; }
   // For variants that do not cache keys and values: a fresh decoding state of query head `head`.
   virtual std::unique_ptr<RecurrentState> recurrentState(int /*head*/, int /*dHead*/) const { return nullptr; }
+  // Decoding a variant that scores transformed queries and keys (momentum's high-pass): replaces
+  // this token's q [H, d_head] and k [Hkv, d_head] (after rotation) in place by what forward() scores
+  // with, from the previous token's untransformed ones (empty at position 0). The cache then holds
+  // the transformed keys. Returns false (the default) for variants that score q and k as they are.
+  virtual bool filterDecodeInputs(std::vector<float>& /*q*/, std::vector<float>& /*k*/, const std::vector<float>& /*previousQ*/,
+                                  const std::vector<float>& /*previousK*/) const {
+    return false;
+  }
   // Row t of forward() computed from a cache: writes o [d_head] and the weights [n] of the live
   // entries. Returns false for variants that do not decode from a KV cache.
   virtual bool decodeRow(const DecodeRowInputs& /*in*/, float* /*o*/, float* /*weights*/) const { return false; }

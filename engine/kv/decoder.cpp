@@ -19,7 +19,9 @@ std::vector<KvCache::LayerFormat> cacheFormats(const Model& model, KvQuant quant
   for (int l = 0; l < c.n_layers; ++l) {
     const AttentionLayer& layer = model.attentionLayer(l);
     const bool rotatesKeysAlone = layer.rotary() && !layer.positional().rotatesValues();
-    formats.push_back({quant, sharing && sharing->valueIsKey && !c.value_gate && !rotatesKeysAlone});
+    std::vector<float> q, k;  // whether the variant filters its keys (momentum): then they differ from the values
+    const bool filtersKeys = layer.variant().filterDecodeInputs(q, k, {}, {});
+    formats.push_back({quant, sharing && sharing->valueIsKey && !c.value_gate && !rotatesKeysAlone && !filtersKeys});
   }
   return formats;
 }
@@ -44,6 +46,8 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   caches_.resize(L);
   states_.resize(L);
   angleSums_.resize(L);
+  previousQ_.resize(L);
+  previousK_.resize(L);
   for (int l = 0; l < L; ++l) {
     const AttentionVariant& variant = model.attentionLayer(l).variant();
     caches_[l] = variant.cachesKeysAndValues();
@@ -72,6 +76,8 @@ void Decoder::reset() {
   for (auto& layer : states_)
     for (auto& s : layer) s->reset();
   for (auto& a : angleSums_) std::fill(a.begin(), a.end(), 0.0);
+  for (auto& q : previousQ_) q.clear();
+  for (auto& k : previousK_) k.clear();
   position_ = 0;
   policy_->reset();
   record_ = {};
@@ -97,6 +103,13 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
 void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
   const AttentionLayer& layer = model_.attentionLayer(l);
   layer.decodeToken(x, h, token_, position_, angleSums_[l], piece_);
+  {  // a variant that scores filtered q, k (momentum) filters this token's from the previous one's
+    std::vector<float> q = piece_.q, k = piece_.k;
+    if (layer.variant().filterDecodeInputs(piece_.q, piece_.k, previousQ_[l], previousK_[l])) {
+      previousQ_[l].swap(q);
+      previousK_[l].swap(k);
+    }
+  }
   const DecodeToken& t = piece_;
   Mat oHeads = Mat::Zero(1, static_cast<Eigen::Index>(H_) * dHead_);
   // key gate of this token for query head hd: g_hd * p (each factor 1 when absent), as forward builds it

@@ -17,8 +17,7 @@ namespace attnlab {
 
 class Decoder {
  public:
-  // Throws std::invalid_argument (one line) when a layer's variant cannot decode from a cache
-  // (momentum), when the policy needs a budget and has none, or takes none and got one.
+  // Throws std::invalid_argument (one line) when a layer's variant cannot decode from a cache, when the policy needs a budget and has none, or takes none and got one.
   // matched: every step() will get exact counts (the matched protocol), which stand in for a budget.
   // quant: how the cache stores keys and values (kv/row_store.h); attention reads the stored values.
   Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
@@ -50,6 +49,7 @@ class Decoder {
   KvCache cache_;
   std::vector<std::vector<std::unique_ptr<RecurrentState>>> states_;  // [layer][query head], layers without a KV cache
   std::vector<std::vector<double>> angleSums_;              // [layer] running angles of accumulating rotations
+  std::vector<std::vector<float>> previousQ_, previousK_;   // [layer] the last token's q, k before any filter (momentum)
   int position_ = 0, token_ = 0;
   DecodeToken piece_;
   std::vector<float> keyScratch_, valueScratch_;  // decoded rows of quantised caches
