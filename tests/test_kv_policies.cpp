@@ -76,7 +76,7 @@ class TestKvPolicies : public QObject {
  private slots:
   void theShippedPoliciesAreRegistered() {
     for (const char* name : {"full", "window", "streaming_llm", "h2o", "tova", "snapkv", "keydiff", "k_norm", "random", "learned_gate",
-                             "pyramidkv", "adakv"})
+                             "pyramidkv", "adakv", "duo_attention"})
       QVERIFY2(EvictionPolicyRegistry::instance().find(name), name);
   }
 
@@ -219,7 +219,7 @@ class TestKvPolicies : public QObject {
     const ModelConfig gated = gatedConfig();
     ModelConfig plain = gated;
     plain.retention_gate = false;
-    QVERIFY(errorOf([&] { makeEvictionPolicy("lru", {}, gated); }).contains("unknown eviction policy 'lru' (known: adakv, full, h2o"));
+    QVERIFY(errorOf([&] { makeEvictionPolicy("lru", {}, gated); }).contains("unknown eviction policy 'lru' (known: adakv, duo_attention, full, h2o"));
     QVERIFY(errorOf([&] { makeEvictionPolicy("h2o", {{"recent_ratio", 2}}, gated); }).contains("recent_ratio"));
     QVERIFY(errorOf([&] { makeEvictionPolicy("h2o", {{"sinks", 2}}, gated); }).contains("has no setting 'sinks'"));
     QVERIFY(errorOf([&] { makeEvictionPolicy("learned_gate", {}, plain); }).contains("model.retention_gate"));
