@@ -184,7 +184,9 @@ int runExtrapolationStudy(const Args& args) {
     md << "\n![" << task << "](" << png << ")\n\n";
   }
   md << "## Against seed 000\n\n" << agreement(rows, tasks, multiples)
-     << "\nToy models, few steps and " << seeds.size() << " seed(s): a direction, not a measurement of the paper's effect.\n";
+     << "\nToy models, few steps and " << seeds.size() << " seed(s): a direction, not a measurement of the paper's effect. "
+     << "Induction's random half repeats symbols once it is longer than the symbol count, so part of its fall at long "
+        "lengths is the task's, not the encoding's.\n";
   if (quick) md << "\n(--quick: tiny models trained a few steps; the numbers mean nothing.)\n";
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"report.md", md.str()}, {"results.csv", csv.str()}})
     if (std::string why = writeFileAtomic(out + "/" + name, text); !why.empty()) throw CliError(why, 1);
