@@ -306,7 +306,35 @@ class DeltaNet(Variant):
         return (decay * (q @ kn.transpose(-2, -1))) @ u
 
 
+class MultiToken(Softmax):
+    """A12: s~_ij = sum_{a < c_q, b < c_k} theta_{h,a,b} s0_{i-a, j-b} (s0: the causal scores, 0 where masked or
+    out of range), then the masked softmax; `mta_kernel` [H, c_q * c_k], initial the identity, not decayed."""
+
+    def __init__(self, spec, name):
+        self.beta = spec.attention_setting(name, "temperature")
+        self.cq = int(spec.attention_setting(name, "mta_query_width"))
+        self.ck = int(spec.attention_setting(name, "mta_key_width"))
+
+    def parameters(self, spec):
+        return {"mta_kernel": [spec.n_heads, self.cq * self.ck]}
+
+    def initialise(self, name, p, gen):
+        p.zero_()
+        p[:, 0] = 1.0
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        T, H = q.shape[-2], q.shape[1]
+        s0 = causal_scores(q, k, scale, bias, round_fn).masked_fill(~visible(T, 0, q.device), 0.0)
+        theta = layer.mta_kernel.view(H, self.cq, self.ck)
+        s = torch.zeros_like(s0)
+        for a in range(self.cq):
+            for b in range(self.ck):  # shifted[i, j] = s0[i - a, j - b], 0 out of range
+                shifted = torch.nn.functional.pad(s0, (b, 0, a, 0))[..., :T, :T]
+                s = s + theta[:, a, b].view(1, -1, 1, 1) * shifted
+        return masked_softmax(s, self.beta, key_gate, 0, round_fn) @ v
+
+
 VARIANTS = {"softmax": Softmax, "window": Softmax, "momentum": Momentum, "oattention": OAttention,
             "sigmoid": Sigmoid, "linear": Linear, "qk_norm": QkNorm, "softmax_sink": SoftmaxSink,
             "l1_score": L1Score, "static_map": StaticMap, "no_mixing": NoMixing,
-            "deltanet": DeltaNet, "gated_deltanet": DeltaNet}
+            "deltanet": DeltaNet, "gated_deltanet": DeltaNet, "multi_token": MultiToken}

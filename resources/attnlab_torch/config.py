@@ -40,6 +40,7 @@ ATTENTION_SETTINGS = {
     "no_mixing": {},
     "deltanet": {},
     "gated_deltanet": {},
+    "multi_token": {"temperature": 1.0, "mta_query_width": 3, "mta_key_width": 3},
 }
 POSITIONAL_SETTINGS = {
     "none": {}, "sinusoidal": {}, "learned": {}, "alibi": {}, "alibi_log": {},
