@@ -193,7 +193,7 @@ class TestGatesInvariants : public QObject {
   }
 
   void kvCacheBytesPerToken() {
-    ModelConfig c = smallConfig("softmax", "rope", 11);
+    ModelConfig c = smallConfig("softmax", "alibi", 11);  // a score bias: stored keys are the projections
     c.d_model = 128;
     c.n_heads = 8;
     const size_t standard = 2 /*K, V*/ * 8 /*heads*/ * 16 /*d_head*/ * 4 /*bytes*/ * 2 /*layers*/;
@@ -204,6 +204,21 @@ class TestGatesInvariants : public QObject {
       c.projection_sharing = sharing;
       QCOMPARE(attnlab::kvCacheBytesPerToken(c) * 2, standard);
     }
+    // where the stored values differ from the stored keys, both are held: RoPE turns the keys
+    // alone, the value gate changes the values alone; rotating values as well makes them equal again
+    c.positional = "rope";
+    QCOMPARE(attnlab::kvCacheBytesPerToken(c), standard);
+    c.positional = "accumulated_rotation";
+    c.positional_settings["rotate_values"] = 1;
+    QCOMPARE(attnlab::kvCacheBytesPerToken(c) * 2, standard);
+    c.positional_settings.clear();
+    c.positional = "alibi";
+    c.value_gate = true;
+    QCOMPARE(attnlab::kvCacheBytesPerToken(c), standard);
+    c.value_gate = false;
+    // quantised rows: d_head codes of one byte (int8) or half a byte (int4) plus one float scale
+    QCOMPARE(attnlab::kvCacheBytesPerToken(c, KvQuant::int8), size_t(8 * (16 + 4) * 2));
+    QCOMPARE(attnlab::kvCacheBytesPerToken(c, KvQuant::int4), size_t(8 * (8 + 4) * 2));
     c.projection_sharing = "q_k=v";
     c.n_kv_heads = 2;  // GQA-4: 8 query heads in groups of 4
     QCOMPARE(attnlab::kvCacheBytesPerToken(c) * 8, standard);  // saves exactly 87.5%

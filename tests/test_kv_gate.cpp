@@ -44,18 +44,23 @@ class TestKvGate : public QObject {
     QTest::addColumn<QString>("sharing");
     QTest::addColumn<int>("kvHeads");
     QTest::addColumn<int>("tensors");
-    QTest::newRow("qkv") << "qkv" << 4 << 2;
-    QTest::newRow("gqa") << "qkv" << 2 << 2;
-    QTest::newRow("mqa") << "qkv" << 1 << 2;
-    QTest::newRow("k=v") << "q_k=v" << 4 << 1;
-    QTest::newRow("k=v gqa") << "q_k=v" << 2 << 1;
-    QTest::newRow("q=k=v mqa") << "q=k=v" << 1 << 1;
+    QTest::addColumn<QString>("positional");
+    QTest::newRow("qkv") << "qkv" << 4 << 2 << "rope";
+    QTest::newRow("gqa") << "qkv" << 2 << 2 << "rope";
+    QTest::newRow("mqa") << "qkv" << 1 << 2 << "rope";
+    QTest::newRow("k=v") << "q_k=v" << 4 << 1 << "alibi";
+    QTest::newRow("k=v gqa") << "q_k=v" << 2 << 1 << "alibi";
+    QTest::newRow("q=k=v mqa") << "q=k=v" << 1 << 1 << "none";
+    // RoPE turns the stored keys and not the values: both are held, and counted
+    QTest::newRow("k=v rope") << "q_k=v" << 4 << 2 << "rope";
+    QTest::newRow("q=k=v mqa rope") << "q=k=v" << 1 << 2 << "rope";
   }
   void bytesCountLiveEntries() {
     QFETCH(QString, sharing);
     QFETCH(int, kvHeads);
     QFETCH(int, tensors);
-    ModelConfig c = smallConfig("softmax", "rope", 9, 16);
+    QFETCH(QString, positional);
+    ModelConfig c = smallConfig("softmax", positional.toStdString(), 9, 16);
     c.projection_sharing = sharing.toStdString();
     c.n_kv_heads = kvHeads;
     const auto model = randomisedModel(c);

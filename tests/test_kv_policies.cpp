@@ -23,6 +23,12 @@ HeadCache handMade(int n, int group = 1) {
   return c;
 }
 
+// Replaces the head's keys (rows of width 2) with `flat`.
+void setKeys(HeadCache& c, const std::vector<float>& flat) {
+  c.keys = RowStore(KvQuant::fp32, c.dHead);
+  for (size_t r = 0; r * c.dHead < flat.size(); ++r) c.keys.append(flat.data() + r * c.dHead);
+}
+
 ModelConfig gatedConfig() {
   ModelConfig c;
   c.vocab = 9;
@@ -69,7 +75,8 @@ class TestKvPolicies : public QObject {
 
  private slots:
   void theShippedPoliciesAreRegistered() {
-    for (const char* name : {"full", "window", "streaming_llm", "h2o", "tova", "snapkv", "keydiff", "k_norm", "random", "learned_gate"})
+    for (const char* name : {"full", "window", "streaming_llm", "h2o", "tova", "snapkv", "keydiff", "k_norm", "random", "learned_gate",
+                             "pyramidkv", "adakv", "duo_attention"})
       QVERIFY2(EvictionPolicyRegistry::instance().find(name), name);
   }
 
@@ -114,13 +121,13 @@ class TestKvPolicies : public QObject {
   // mean key (0.75, 0.25): (0, 1) is least like it; the three equal keys tie, the latest wins
   void keydiff() {
     HeadCache c = handMade(4);
-    c.k = {1, 0, 1, 0, 1, 0, 0, 1};
+    setKeys(c, {1, 0, 1, 0, 1, 0, 0, 1});
     QCOMPARE(keep("keydiff", c, 2), (std::set<int>{2, 3}));
   }
 
   void kNorm() {
     HeadCache c = handMade(4);
-    c.k = {3, 0, 0, 1, 2, 0, 0.5f, 0};
+    setKeys(c, {3, 0, 0, 1, 2, 0, 0.5f, 0});
     QCOMPARE(keep("k_norm", c, 2), (std::set<int>{1, 3}));
   }
 
@@ -153,8 +160,8 @@ class TestKvPolicies : public QObject {
   // per layer: heads compete for 2 x 2 entries, so the head with the smaller key norms keeps more
   void perLayerBudgetPoolsHeads() {
     HeadCache a = handMade(4), b = handMade(4);
-    a.k = {0.1f, 0, 0.2f, 0, 0.3f, 0, 5, 0};
-    b.k = {4, 0, 3, 0, 2, 0, 1, 0};
+    setKeys(a, {0.1f, 0, 0.2f, 0, 0.3f, 0, 5, 0});
+    setKeys(b, {4, 0, 3, 0, 2, 0, 1, 0});
     auto policy = makeEvictionPolicy("k_norm", {}, gatedConfig());
     const std::vector<HeadView> views = {HeadView{a, 0, 0, 3, 2, true}, HeadView{b, 0, 1, 3, 2, true}};
     const auto pooled = chooseKept(*policy, views, true, false);
@@ -212,7 +219,7 @@ class TestKvPolicies : public QObject {
     const ModelConfig gated = gatedConfig();
     ModelConfig plain = gated;
     plain.retention_gate = false;
-    QVERIFY(errorOf([&] { makeEvictionPolicy("lru", {}, gated); }).contains("unknown eviction policy 'lru' (known: full, h2o"));
+    QVERIFY(errorOf([&] { makeEvictionPolicy("lru", {}, gated); }).contains("unknown eviction policy 'lru' (known: adakv, duo_attention, full, h2o"));
     QVERIFY(errorOf([&] { makeEvictionPolicy("h2o", {{"recent_ratio", 2}}, gated); }).contains("recent_ratio"));
     QVERIFY(errorOf([&] { makeEvictionPolicy("h2o", {{"sinks", 2}}, gated); }).contains("has no setting 'sinks'"));
     QVERIFY(errorOf([&] { makeEvictionPolicy("learned_gate", {}, plain); }).contains("model.retention_gate"));

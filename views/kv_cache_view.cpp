@@ -497,8 +497,8 @@ void KvCacheView::showSelection() {
   headLabel_->setText(QStringLiteral("<b>%1</b>").arg(label));
   if (!r.cachesLayer[layer]) {
     const auto& run = r.runs[std::max(0, runPicker_->currentIndex())];
-    raster_->setEmptyText(tr("Layer %1 decodes from a constant-size state (linear attention, %2 bytes in all such layers): it "
-                               "keeps no KV cache to evict from. Select a softmax-family layer.")
+    raster_->setEmptyText(tr("Layer %1 decodes from a constant-size state (linear attention or DeltaNet, %2 bytes in all such "
+                               "layers): it keeps no KV cache to evict from. Select a softmax-family layer.")
                                 .arg(layer + 1).arg(run.stateBytes));
     raster_->show(nullptr, 0, 0, 0);
     return;

@@ -8,7 +8,10 @@
 
 #include "cli_error.h"
 #include "command.h"
+#include "eviction_flags.h"
 #include "format.h"
+#include "kv/live_cache_eval.h"
+#include "model/kv_bytes.h"
 #include "model/workspace.h"
 #include "opened_model.h"
 #include "setup.h"
@@ -112,6 +115,39 @@ int evalIds(const Args& args, const OpenedModel& opened) {
   return 0;
 }
 
+// Teacher-forced through the KV cache (--policy, --budget, --kv-quant): each held-out sequence is
+// decoded token by token, every prediction made from the entries live at that step, as stored.
+int evalThroughCache(const Args& args, const LoadedCheckpoint& loaded) {
+  const LiveCacheSetup setup = evictionFromFlags(args);
+  const int sequences = static_cast<int>(args.integer("sequences", 8, 1, 100000));
+  const Model& model = loaded.trainer->model();
+  const int length = trainingSequenceLength(loaded.config, loaded.trainer->task());
+  LiveCacheResult r;
+  try {
+    r = evaluateLiveCache(model, heldOutSequences(loaded.trainer->task(), sequences, length, loaded.config.train.seed), setup);
+  } catch (const std::invalid_argument& e) {
+    throw CliError(e.what());
+  }
+  // what the same steps hold in float32 with nothing evicted: positions seen x bytes per token
+  const double dense = static_cast<double>(kvCacheBytesPerToken(model.config())) * (length + 1) / 2.0;
+  if (args.has("json")) {
+    std::cout << Json{{"model", args.text("model")}, {"policy", setup.policy}, {"budget", setup.budget.describe()},
+                      {"kv_quant", kvQuantName(setup.quant)}, {"tokens", r.tokens}, {"loss", numberOrNull(r.loss)},
+                      {"perplexity", numberOrNull(r.perplexity)}, {"live_share", r.liveShare}, {"mean_bytes", r.meanBytes},
+                      {"dense_fp32_mean_bytes", dense}}.dump()
+              << std::endl;
+    return 0;
+  }
+  std::cout << "through the KV cache: policy " << setup.policy << ", budget " << setup.budget.describe() << ", "
+            << kvQuantName(setup.quant) << " (" << sequences << " sequences of " << length << ", " << r.tokens << " scored tokens)\n"
+            << "loss         " << fixed(r.loss, 4) << "\n"
+            << "perplexity   " << fixed(r.perplexity, 3) << "\n"
+            << "live share   " << percent(r.liveShare) << "\n"
+            << "mean bytes   " << fixed(r.meanBytes, 0) << " per step (" << percent(dense > 0 ? r.meanBytes / dense : 1.0)
+            << " of float32 without eviction)" << std::endl;
+  return 0;
+}
+
 int runEval(const Args& args) {
   if (args.has("ids") || args.has("text")) return evalIds(args, openAnyModel(args));
   if (hf::isHfFolder(args.required("model")))
@@ -119,6 +155,7 @@ int runEval(const Args& args) {
   LoadedCheckpoint loaded = openModel(args);
   const int batches = static_cast<int>(args.integer("batches", loaded.config.train.eval_batches, 1, 100000));
   if (args.has("lengths")) return runLengths(args, loaded, batches);
+  if (args.has("policy") || args.has("budget") || args.has("kv-quant")) return evalThroughCache(args, loaded);
   const EvalResult r = loaded.trainer->evaluate(batches);
   if (args.has("json")) {
     Json result = {{"model", args.text("model")}, {"batches", batches}};
@@ -139,11 +176,14 @@ int runEval(const Args& args) {
 
 Command evalCommand() {
   return {"eval",
-          "--model DIR [--batches N | --ids 1,2,3 | --text \"...\"] [--lengths M1,M2,..] [--json]",
+          "--model DIR [--batches N | --ids 1,2,3 | --text \"...\"] [--lengths M1,M2,..] [--policy NAME --budget N|R% "
+          "--kv-quant fp32|int8|int4 --sequences N] [--json]",
           "evaluate a saved model on its task's validation data",
           {modelFlag(),
            {"batches", "N", "validation batches (default: the model's train.eval_batches)"},
            {"lengths", "M1,M2,..", "evaluate at these multiples of the training length (length extrapolation), e.g. 1,2,4,8"},
+           evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3], evictionFlags()[4],
+           {"sequences", "N", "with --policy, --budget or --kv-quant: held-out sequences decoded through the cache (default 8)"},
            idsFlag(),
            {"text", "TEXT", "score this text (the task's vocabulary, or a Hugging Face folder's tokenizer with its BOS)"},
            threadsFlag(),
@@ -151,6 +191,8 @@ Command evalCommand() {
           "Accuracy and exact match are n/a (null in JSON) for tasks without answers, such as language modelling.\n"
           "--lengths runs the model on sequences longer than it was trained on. Every positional encoding but\n"
           "'learned' (a table of context rows) extrapolates; a learned-position model refuses lengths beyond its context.\n"
+          "--policy, --budget or --kv-quant decode held-out sequences token by token through the KV cache (teacher-forced),\n"
+          "each prediction from the live entries as stored: perplexity against the cache's mean bytes per step.\n"
           "With --ids or --text (any model; how a Hugging Face folder is scored) the loss is the mean next-token\n"
           "cross-entropy over that one sequence.",
           runEval};

@@ -35,7 +35,8 @@ std::string ranges(const std::vector<int>& positions) {
 void generateWithCache(const Model& model, const LiveCacheSetup& setup, int count, const SamplingSettings& sampling, Rng& rng,
                        std::vector<int>& sequence, Json& steps, StepRecord& final) {
   try {
-    Decoder decoder(model, makeEvictionPolicy(setup.policy, setup.settings, model.config()), setup.policy, setup.budget);
+    Decoder decoder(model, makeEvictionPolicy(setup.policy, setup.settings, model.config()), setup.policy, setup.budget, false,
+                    setup.quant);
     const size_t promptLength = sequence.size();
     for (size_t i = 0; i < promptLength + count - 1; ++i) {
       const Mat& logits = decoder.step(sequence[i]);
@@ -52,7 +53,7 @@ void generateWithCache(const Model& model, const LiveCacheSetup& setup, int coun
 }
 
 void printOccupancy(const Model& model, const LiveCacheSetup& setup, const Json& steps, const StepRecord& final) {
-  std::cout << "\nKV cache: policy " << setup.policy << ", budget " << setup.budget.describe() << "\n"
+  std::cout << "\nKV cache: policy " << setup.policy << ", budget " << setup.budget.describe() << ", " << kvQuantName(setup.quant) << "\n"
             << "position  live entries  evicted  bytes\n";
   for (const Json& s : steps)
     std::cout << std::string(8 - std::min<size_t>(8, std::to_string(s["position"].get<int>()).size()), ' ') << s["position"].get<int>()
@@ -64,9 +65,9 @@ void printOccupancy(const Model& model, const LiveCacheSetup& setup, const Json&
     std::cout << "  layer " << h.layer << " kv head " << h.kvHead << ": " << h.live.size() << " live (" << ranges(h.live) << "), "
               << h.bytes << " bytes\n";
   const size_t dense = kvCacheBytesPerToken(model.config()) * (final.position + 1);
-  std::cout << "cache " << final.bytes << " bytes of " << dense << " without eviction ("
+  std::cout << "cache " << final.bytes << " bytes of " << dense << " in float32 without eviction ("
             << percent(dense ? static_cast<double>(final.bytes) / dense : 1.0) << ")";
-  if (final.stateBytes) std::cout << ", plus " << final.stateBytes << " bytes of linear-attention state";
+  if (final.stateBytes) std::cout << ", plus " << final.stateBytes << " bytes of recurrent state (linear attention, DeltaNet)";
   std::cout << std::endl;
 }
 
@@ -86,7 +87,7 @@ int runGenerate(const Args& args) {
 
   Rng rng(static_cast<uint64_t>(seed));
   std::vector<int> sequence = prompt;
-  const bool cached = args.has("policy") || args.has("budget");
+  const bool cached = args.has("policy") || args.has("budget") || args.has("kv-quant");
   const LiveCacheSetup setup = evictionFromFlags(args);
   Json steps = Json::array();
   StepRecord final;
@@ -110,10 +111,12 @@ int runGenerate(const Args& args) {
         heads.push_back({{"layer", h.layer}, {"kv_head", h.kvHead}, {"live", h.live}, {"bytes", h.bytes}});
       out["cache"] = {{"policy", setup.policy},
                       {"budget", setup.budget.describe()},
+                      {"kv_quant", kvQuantName(setup.quant)},
                       {"steps", steps},
                       {"heads", heads},
                       {"bytes", final.bytes},
                       {"dense_bytes", kvCacheBytesPerToken(model.config()) * (final.position + 1)},
+                      {"dense_bytes_in_format", kvCacheBytesPerToken(model.config(), setup.quant) * (final.position + 1)},
                       {"state_bytes", final.stateBytes}};
     }
     // Sampled tokens can end inside a UTF-8 character: such bytes are shown as U+FFFD.
@@ -140,7 +143,7 @@ Command generateCommand() {
            {"top-k", "K", "sample among the K most likely tokens only (default 0: all)"},
            {"top-p", "P", "then among the most likely whose mass reaches P, renormalised (nucleus; default 1: all)"},
            {"seed", "S", "random seed for sampling (default 1)"},
-           evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3],
+           evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3], evictionFlags()[4],
            {"json", "", "print {prompt_tokens, tokens, labels, text, temperature, top_k, top_p, seed[, cache]} as one JSON object"}},
           "--model takes a lab checkpoint or a Hugging Face model folder (--prompt through its tokenizer, or --ids).\n"
           "Without --policy each new token runs the full forward pass over the sequence; past the model's\n"

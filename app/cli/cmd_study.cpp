@@ -14,6 +14,7 @@
 #include "kv/eviction_policy.h"
 #include "kv/live_cache_study.h"
 #include "report_chart.h"
+#include "study_extrapolation.h"
 #include "study_seed_checks.h"
 
 namespace attnlab::cli {
@@ -267,6 +268,7 @@ int runLiveCacheStudy(const Args& args) {
 }
 
 int runStudy(const Args& args) {
+  if (args.text("subcommand") == "extrapolation") return runExtrapolationStudy(args);
   return args.text("subcommand") == "seed-checks" ? runSeedChecksStudy(args) : runLiveCacheStudy(args);
 }
 
@@ -277,14 +279,15 @@ Command studyCommand() {
           "live-cache --out DIR [--quick] [--steps N] [--seeds 1,2] [--d-model N] [--layers N] [--heads N]\n"
           "    [--d-ff N] [--context N] [--batch N] [--lr X] [--sparsity L] [--threshold T] [--eval-sequences N]\n"
           "    [--budgets 12.5%,25%] [--policies a,b] [--threads N] [--json] [--quiet]\n"
-          "  or: attnlab-cli study seed-checks --out DIR [--quick] [--seed S] [--threads N]",
+          "  or: attnlab-cli study seed-checks --out DIR [--quick] [--seed S] [--threads N]\n"
+          "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache or seed-checks"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks or extrapolation"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
-           {"steps", "N", "training steps per model (default 250)"},
+           {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
            {"seed", "S", "seed-checks: seed of every model and sample (default 1)"},
-           {"seeds", "LIST", "seeds, comma separated; each trains the whole grid (default 1)"},
+           {"seeds", "LIST", "seeds, comma separated; each trains the whole grid (default 1; extrapolation 1,2,3)"},
            {"d-model", "N", "model width (default 48)"},
            {"layers", "N", "blocks (default 2)"},
            {"heads", "N", "attention heads (default 4)"},
@@ -309,9 +312,12 @@ Command studyCommand() {
           "compares how rotational the strongest previous-token head is. (b) seed 001: head-drop curves by importance\n"
           "order on every model trained (plus recall, copy and sorting models in the full run). --quick: 3 short runs\n"
           "(about a minute on 2 cores) instead of 6 full ones (about 10 minutes). Writes report.md, spectra.csv,\n"
-          "importance.csv and head_drop.csv.",
+          "importance.csv and head_drop.csv.\n\n"
+          "extrapolation (seed 000, R6): trains RoPE, ALiBi, ALiBi-log, accumulated rotation (learned and random) and no\n"
+          "encoding on passkey and induction for each seed at the training length, evaluates each at 1, 2 and 4 times it\n"
+          "and writes report.md (the table, and whether it agrees with seed 000), results.csv and charts/<task>.png.",
           runStudy,
-          {"live-cache", "seed-checks"}};
+          {"live-cache", "seed-checks", "extrapolation"}};
 }
 
 }  // namespace attnlab::cli

@@ -10,7 +10,8 @@ std::vector<FlagSpec> evictionFlags() {
   return {{"policy", "NAME", "KV-cache eviction policy (see 'attnlab-cli list'); decodes through the cache"},
           {"budget", "N|R%", "entries each KV head keeps: a count, or a share of the positions seen (e.g. 25%)"},
           {"budget-scope", "head|layer", "budget per KV head (default) or shared by a layer's KV heads"},
-          {"policy-set", "KEY=VALUE", "a setting of the policy, e.g. sinks=4 or threshold=0.3 (repeatable)", true}};
+          {"policy-set", "KEY=VALUE", "a setting of the policy, e.g. sinks=4 or threshold=0.3 (repeatable)", true},
+          {"kv-quant", "fp32|int8|int4", "how the cache stores keys and values: float32 (default) or per-token int8 / int4 with one scale a row"}};
 }
 
 LiveCacheSetup evictionFromFlags(const Args& args) {
@@ -20,6 +21,8 @@ LiveCacheSetup evictionFromFlags(const Args& args) {
     if (std::string why = parseBudget(args.text("budget"), args.text("budget-scope", "head"), setup.budget); !why.empty())
       throw CliError(why);
   if (args.has("budget-scope") && !args.has("budget")) throw CliError("--budget-scope needs --budget");
+  if (args.has("kv-quant") && !parseKvQuant(args.text("kv-quant"), setup.quant))
+    throw CliError("--kv-quant '" + args.text("kv-quant") + "' is not a cache format (known: " + kKvQuantNames + ")");
   for (const std::string& assignment : args.all("policy-set")) {
     const size_t eq = assignment.find('=');
     size_t used = 0;

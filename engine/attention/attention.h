@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "attention/precision.h"
+#include "attention/recurrent_state.h"
 #include "core/random.h"
 #include "core/registry.h"
 #include "core/settings.h"
@@ -90,8 +93,19 @@ class AttentionVariant {
   // and multiplies each output o_i by p_i.
   virtual bool needsPresence() const { return false; }
   // False for variants that decode from a constant-size state instead of a growing KV cache
-  // (linear attention); model/kv_bytes.h then counts 0 bytes per token for the layer.
+  // (linear attention); model/kv_bytes.h then counts 0 bytes per token for the layer, and
+  // the decoder steps recurrentState() instead.
   virtual bool cachesKeysAndValues() const { return true; }
+  // For variants that do not cache keys and values: a fresh decoding state of query head `head`.
+  virtual std::unique_ptr<RecurrentState> recurrentState(int /*head*/, int /*dHead*/) const { return nullptr; }
+  // Decoding a variant that scores transformed queries and keys (momentum's high-pass): replaces
+  // this token's q [H, d_head] and k [Hkv, d_head] (after rotation) in place by what forward() scores
+  // with, from the previous token's untransformed ones (empty at position 0). The cache then holds
+  // the transformed keys. Returns false (the default) for variants that score q and k as they are.
+  virtual bool filterDecodeInputs(std::vector<float>& /*q*/, std::vector<float>& /*k*/, const std::vector<float>& /*previousQ*/,
+                                  const std::vector<float>& /*previousK*/) const {
+    return false;
+  }
   // Row t of forward() computed from a cache: writes o [d_head] and the weights [n] of the live
   // entries. Returns false for variants that do not decode from a KV cache.
   virtual bool decodeRow(const DecodeRowInputs& /*in*/, float* /*o*/, float* /*weights*/) const { return false; }

@@ -32,7 +32,8 @@ class LinearAttention : public AttentionVariant {
  public:
   std::string configure(const ModelConfig&, const std::string&, ParamStore&) override { return {}; }
   bool usesDotScores() const override { return false; }
-  bool cachesKeysAndValues() const override { return false; }  // decodes from LinearAttentionState
+  bool cachesKeysAndValues() const override { return false; }
+  std::unique_ptr<RecurrentState> recurrentState(int, int dHead) const override { return std::make_unique<LinearAttentionState>(dHead); }
 
   void forward(const AttentionInputs& in, AttentionOutputs& out) const override {
     const int T = in.shape.T;

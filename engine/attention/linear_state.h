@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "attention/recurrent_state.h"
 #include "core/tensor.h"
 
 namespace attnlab {
@@ -15,11 +16,11 @@ namespace attnlab {
 // phi(x) = elu(x) + 1: positive everywhere, so every weight and the normaliser are positive.
 inline float eluPlusOne(float x) { return x > 0 ? x + 1.0f : std::exp(x); }
 
-class LinearAttentionState {
+class LinearAttentionState : public RecurrentState {
  public:
   explicit LinearAttentionState(int dHead) : S_(Mat::Zero(dHead, dHead)), z_(RowVec::Zero(dHead)) {}
 
-  void reset() {
+  void reset() override {
     S_.setZero();
     z_.setZero();
   }
@@ -38,13 +39,13 @@ class LinearAttentionState {
     else out.setZero();
   }
   // add, then read: the output of the token just added.
-  void step(const float* q, const float* k, const float* v, float* o, float gate = 1.0f) {
+  void step(const float* q, const float* k, const float* v, float* o, float gate = 1.0f) override {
     add(k, v, gate);
     read(q, o);
   }
 
   int dHead() const { return static_cast<int>(z_.size()); }
-  size_t bytes() const { return sizeof(float) * static_cast<size_t>(S_.size() + z_.size()); }
+  size_t bytes() const override { return sizeof(float) * static_cast<size_t>(S_.size() + z_.size()); }
 
  private:
   RowVec phi(const float* x) const { return ConstMatMap(x, 1, dHead()).unaryExpr([](float v) { return eluPlusOne(v); }); }

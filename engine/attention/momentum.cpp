@@ -57,6 +57,19 @@ class MomentumAttention : public AttentionVariant {
     highPassBackward(g.d_k, s.B * s.Hkv, s.T, s.dHead, gamma_);
   }
 
+  // y_t = x_t + gamma (x_t - x_{t-1}) for this token's rows, as highPass gives row t (x_{-1} = x_0)
+  bool filterDecodeInputs(std::vector<float>& q, std::vector<float>& k, const std::vector<float>& previousQ,
+                          const std::vector<float>& previousK) const override {
+    if (previousQ.empty()) return true;  // the first token is unchanged
+    for (size_t i = 0; i < q.size(); ++i) q[i] += gamma_ * (q[i] - previousQ[i]);
+    for (size_t i = 0; i < k.size(); ++i) k[i] += gamma_ * (k[i] - previousK[i]);
+    return true;
+  }
+  bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
+    softmaxDecodeRow(in, beta_, 0, o, weights);  // q and the cached keys are already filtered
+    return true;
+  }
+
  private:
   // The inputs with q and k replaced by their filtered copies (stored in q, k).
   AttentionInputs filtered(const AttentionInputs& in, std::vector<float>& q, std::vector<float>& k) const {

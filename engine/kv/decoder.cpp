@@ -9,14 +9,26 @@
 namespace attnlab {
 
 namespace {
-size_t bytesPerEntry(const ModelConfig& c) {
+// Per layer: the cache's format, and whether the stored values equal the stored keys (one shared
+// projection, and nothing turns or gates one of them alone: no rotation of keys without values, no
+// value gate); only then is one tensor held.
+std::vector<KvCache::LayerFormat> cacheFormats(const Model& model, KvQuant quant) {
+  const ModelConfig& c = model.config();
   const auto sharing = projectionSharingOf(c.projection_sharing);
-  return (sharing && sharing->valueIsKey ? 1 : 2) * static_cast<size_t>(c.headDim()) * sizeof(float);
+  std::vector<KvCache::LayerFormat> formats;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const AttentionLayer& layer = model.attentionLayer(l);
+    const bool rotatesKeysAlone = layer.rotary() && !layer.positional().rotatesValues();
+    std::vector<float> q, k;  // whether the variant filters its keys (momentum): then they differ from the values
+    const bool filtersKeys = layer.variant().filterDecodeInputs(q, k, {}, {});
+    formats.push_back({quant, sharing && sharing->valueIsKey && !c.value_gate && !rotatesKeysAlone && !filtersKeys});
+  }
+  return formats;
 }
 }  // namespace
 
 Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
-                 bool matched)
+                 bool matched, KvQuant quant)
     : model_(model),
       policy_(std::move(policy)),
       policyName_(policyName),
@@ -25,7 +37,7 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
       Hkv_(model.config().kvHeads()),
       dHead_(model.config().headDim()),
       group_(H_ / Hkv_),
-      cache_(model.config().n_layers, Hkv_, dHead_, H_ / Hkv_, bytesPerEntry(model.config())) {
+      cache_(model.config().n_layers, Hkv_, dHead_, H_ / Hkv_, cacheFormats(model, quant)) {
   const int L = model.config().n_layers;
   if (policy_->needsBudget() && budget_.kind == Budget::Kind::unlimited && !matched)
     throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget (a count such as 32 or a ratio such as 25%)");
@@ -34,11 +46,18 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   caches_.resize(L);
   states_.resize(L);
   angleSums_.resize(L);
+  previousQ_.resize(L);
+  previousK_.resize(L);
   for (int l = 0; l < L; ++l) {
     const AttentionVariant& variant = model.attentionLayer(l).variant();
     caches_[l] = variant.cachesKeysAndValues();
     if (!caches_[l]) {
-      states_[l].assign(H_, LinearAttentionState(dHead_));
+      for (int hd = 0; hd < H_; ++hd) {
+        states_[l].push_back(variant.recurrentState(hd, dHead_));
+        if (!states_[l].back())
+          throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) + "' (layer " + std::to_string(l) +
+                                      ") has neither a KV cache nor a recurrent state to decode from");
+      }
       continue;
     }
     const std::vector<float> zeros(dHead_, 0.0f);
@@ -55,8 +74,10 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
 void Decoder::reset() {
   cache_.clear();
   for (auto& layer : states_)
-    for (auto& s : layer) s.reset();
+    for (auto& s : layer) s->reset();
   for (auto& a : angleSums_) std::fill(a.begin(), a.end(), 0.0);
+  for (auto& q : previousQ_) q.clear();
+  for (auto& k : previousK_) k.clear();
   position_ = 0;
   policy_->reset();
   record_ = {};
@@ -72,7 +93,8 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
   record_.token = token;
   for (int l = 0; l < cache_.layers(); ++l) {
     if (caches_[l]) evict(l, exactCounts);
-    else record_.stateBytes += states_[l].size() * states_[l][0].bytes();
+    else
+      for (const auto& s : states_[l]) record_.stateBytes += s->bytes();
   }
   ++position_;
   return logits_;
@@ -81,14 +103,21 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
 void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
   const AttentionLayer& layer = model_.attentionLayer(l);
   layer.decodeToken(x, h, token_, position_, angleSums_[l], piece_);
+  {  // a variant that scores filtered q, k (momentum) filters this token's from the previous one's
+    std::vector<float> q = piece_.q, k = piece_.k;
+    if (layer.variant().filterDecodeInputs(piece_.q, piece_.k, previousQ_[l], previousK_[l])) {
+      previousQ_[l].swap(q);
+      previousK_[l].swap(k);
+    }
+  }
   const DecodeToken& t = piece_;
   Mat oHeads = Mat::Zero(1, static_cast<Eigen::Index>(H_) * dHead_);
   // key gate of this token for query head hd: g_hd * p (each factor 1 when absent), as forward builds it
   auto keyGate = [&](int hd) { return (t.retention.empty() ? 1.0f : t.retention[hd]) * t.presence; };
-  if (!caches_[l]) {  // linear attention: add this token to each head's state, then read it
+  if (!caches_[l]) {  // a recurrent state: add this token to each head's state, then read it
     for (int hd = 0; hd < H_; ++hd) {
       const size_t kv = static_cast<size_t>(hd / group_) * dHead_;
-      states_[l][hd].step(t.q.data() + static_cast<size_t>(hd) * dHead_, t.k.data() + kv, t.v.data() + kv,
+      states_[l][hd]->step(t.q.data() + static_cast<size_t>(hd) * dHead_, t.k.data() + kv, t.v.data() + kv,
                           oHeads.data() + static_cast<size_t>(hd) * dHead_, layer.hasKeyGate() ? keyGate(hd) : 1.0f);
     }
     layer.decodeOutput(x, t, oHeads, y);
@@ -103,6 +132,8 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
               t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
               layer.hasKeyGate() ? groupGate.data() : nullptr);
     const int n = hc.size();
+    const float* keys = hc.readKeys(keyScratch_);
+    const float* values = hc.valuesAreKeys ? keys : hc.readValues(valueScratch_);
     w.assign(static_cast<size_t>(group_) * n, 0.0f);
     for (int g = 0; g < group_; ++g) {
       const int hd = kvh * group_ + g;
@@ -112,8 +143,8 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
       }
       DecodeRowInputs in;
       in.q = t.q.data() + static_cast<size_t>(hd) * dHead_;
-      in.k = hc.k.data();
-      in.v = hc.v.data();
+      in.k = keys;
+      in.v = values;
       in.key_positions = hc.positions.data();
       in.bias = positional.scoreBias() ? bias.data() : nullptr;
       in.key_gate = hc.keyGateOf(g);
@@ -140,10 +171,12 @@ void Decoder::evict(int l, const std::vector<int>* exactCounts) {
   const bool budgeted = exactCounts || budget_.kind != Budget::Kind::unlimited;
   std::vector<HeadView> views;
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
-    const int budget = exactCounts ? (*exactCounts)[static_cast<size_t>(l) * Hkv_ + kvh] : budget_.entriesFor(seen);
+    int budget = exactCounts ? (*exactCounts)[static_cast<size_t>(l) * Hkv_ + kvh] : budget_.entriesFor(seen);
+    if (budgeted && !exactCounts) budget = policy_->layerBudget(budget, l, cache_.layers());
     views.push_back(HeadView{cache_.head(l, kvh), l, kvh, position_, budget, budgeted});
   }
-  const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, budget_.perLayer, exactCounts != nullptr);
+  const bool pooled = budget_.perLayer || policy_->poolsHeads();
+  const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, pooled, exactCounts != nullptr);
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(l, kvh);
     const KeepDecision& d = decisions[kvh];

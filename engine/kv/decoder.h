@@ -1,13 +1,13 @@
 #pragma once
 // Incremental decoding: one token per step through the model's own weights, attending over a
-// KV cache that holds only live entries (linear attention layers keep their constant-size state
-// instead). With nothing evicted the logits equal the full forward's (up to float summation
+// KV cache that holds only live entries (layers of linear attention or DeltaNet keep their
+// constant-size state instead). With nothing evicted the logits equal the full forward's (up to float summation
 // order). After each step's attention the eviction policy trims every layer and KV head to its
 // budget, and the step record says what is live, what left and why, and the bytes held.
 #include <memory>
 #include <vector>
 
-#include "attention/linear_state.h"
+#include "attention/recurrent_state.h"
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache.h"
 #include "model/attention_layer.h"
@@ -17,11 +17,11 @@ namespace attnlab {
 
 class Decoder {
  public:
-  // Throws std::invalid_argument (one line) when a layer's variant cannot decode from a cache
-  // (momentum), when the policy needs a budget and has none, or takes none and got one.
+  // Throws std::invalid_argument (one line) when a layer's variant cannot decode from a cache, when the policy needs a budget and has none, or takes none and got one.
   // matched: every step() will get exact counts (the matched protocol), which stand in for a budget.
+  // quant: how the cache stores keys and values (kv/row_store.h); attention reads the stored values.
   Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, const std::string& policyName, Budget budget,
-          bool matched = false);
+          bool matched = false, KvQuant quant = KvQuant::fp32);
 
   // Starts a new sequence at position 0 (empties the cache and the states).
   void reset();
@@ -47,10 +47,12 @@ class Decoder {
   int H_, Hkv_, dHead_, group_;
   std::vector<char> caches_;
   KvCache cache_;
-  std::vector<std::vector<LinearAttentionState>> states_;  // [layer][query head], linear layers only
+  std::vector<std::vector<std::unique_ptr<RecurrentState>>> states_;  // [layer][query head], layers without a KV cache
   std::vector<std::vector<double>> angleSums_;              // [layer] running angles of accumulating rotations
+  std::vector<std::vector<float>> previousQ_, previousK_;   // [layer] the last token's q, k before any filter (momentum)
   int position_ = 0, token_ = 0;
   DecodeToken piece_;
+  std::vector<float> keyScratch_, valueScratch_;  // decoded rows of quantised caches
   Mat logits_;
   StepRecord record_;
 };

@@ -62,6 +62,12 @@ class EvictionPolicy {
   virtual KeptAs scoredAs() const { return KeptAs::score; }
   // The dense reference: keeps every entry and takes no budget.
   virtual bool isDenseReference() const { return false; }
+  // Budget allocation across layers and heads (kvpress's PyramidKV, AdaKV). The per-head budget of
+  // `layer` (of `layers`) when a uniform allocation gives each head `uniform`; the default keeps it.
+  virtual int layerBudget(int uniform, int /*layer*/, int /*layers*/) const { return uniform; }
+  // True when a layer's KV heads compete by score for the layer's total (as under a per-layer
+  // budget) whatever the budget's scope: heads with spread-out attention then keep more.
+  virtual bool poolsHeads() const { return false; }
 };
 
 using EvictionPolicyRegistry = Registry<EvictionPolicy>;

@@ -10,10 +10,17 @@ float HeadCache::gate(int i) const {
   return *std::max_element(g, g + group);
 }
 
+void HeadCache::setFormat(KvQuant quant, bool sharedValues) {
+  keys = RowStore(quant, dHead);
+  values = RowStore(quant, dHead);
+  valuesAreKeys = sharedValues;
+}
+
 void HeadCache::append(const float* key, const float* value, int position, const float* retentionOfGroup,
                        const float* keyGateOfGroup) {
-  k.insert(k.end(), key, key + dHead);
-  v.insert(v.end(), value, value + dHead);
+  if (!keys.rowBytes()) setFormat(KvQuant::fp32, valuesAreKeys);  // a head made by hand: plain floats
+  keys.append(key);
+  if (!valuesAreKeys) values.append(value);
   positions.push_back(position);
   if (retentionOfGroup) retention.insert(retention.end(), retentionOfGroup, retentionOfGroup + group);
   if (keyGateOfGroup) {  // [group, n] -> [group, n + 1]: each head's row gains one value at its end
@@ -34,8 +41,6 @@ void HeadCache::compact(const std::vector<char>& keep) {
   int kept = 0;
   for (int i = 0; i < n; ++i) {
     if (!keep[i]) continue;
-    std::copy_n(k.data() + static_cast<size_t>(i) * dHead, dHead, k.data() + static_cast<size_t>(kept) * dHead);
-    std::copy_n(v.data() + static_cast<size_t>(i) * dHead, dHead, v.data() + static_cast<size_t>(kept) * dHead);
     positions[kept] = positions[i];
     if (!retention.empty()) std::copy_n(retention.data() + static_cast<size_t>(i) * group, group, retention.data() + static_cast<size_t>(kept) * group);
     accumulated[kept] = accumulated[i];
@@ -50,8 +55,8 @@ void HeadCache::compact(const std::vector<char>& keep) {
         if (keep[i]) shrunk.push_back(keyGate[static_cast<size_t>(g) * n + i]);
     keyGate.swap(shrunk);
   }
-  k.resize(static_cast<size_t>(kept) * dHead);
-  v.resize(static_cast<size_t>(kept) * dHead);
+  keys.compact(keep);
+  if (!valuesAreKeys) values.compact(keep);
   positions.resize(kept);
   if (!retention.empty()) retention.resize(static_cast<size_t>(kept) * group);
   accumulated.resize(kept);
@@ -59,8 +64,8 @@ void HeadCache::compact(const std::vector<char>& keep) {
 }
 
 void HeadCache::clear() {
-  k.clear();
-  v.clear();
+  keys.clear();
+  values.clear();
   positions.clear();
   retention.clear();
   keyGate.clear();
@@ -74,12 +79,21 @@ int StepRecord::liveEntries() const {
   return total;
 }
 
-KvCache::KvCache(int layers, int kvHeads, int dHead, int group, size_t bytesPerEntry)
-    : layers_(layers), kvHeads_(kvHeads), bytesPerEntry_(bytesPerEntry), heads_(static_cast<size_t>(layers) * kvHeads) {
-  for (auto& h : heads_) {
-    h.dHead = dHead;
-    h.group = group;
-  }
+KvCache::KvCache(int layers, int kvHeads, int dHead, int group, const std::vector<LayerFormat>& formats)
+    : layers_(layers), kvHeads_(kvHeads), dHead_(dHead), formats_(formats), heads_(static_cast<size_t>(layers) * kvHeads) {
+  formats_.resize(layers);
+  for (int l = 0; l < layers; ++l)
+    for (int h = 0; h < kvHeads; ++h) {
+      HeadCache& c = head(l, h);
+      c.dHead = dHead;
+      c.group = group;
+      c.setFormat(formats_[l].quant, formats_[l].valuesAreKeys);
+    }
+}
+
+size_t KvCache::bytesPerEntry(int layer) const {
+  if (layer < 0 || layer >= layers_) return 0;
+  return (formats_[layer].valuesAreKeys ? 1 : 2) * RowStore::rowBytes(formats_[layer].quant, dHead_);
 }
 
 void KvCache::clear() {

@@ -9,13 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "kv/row_store.h"
+
 namespace attnlab {
 
 // One KV head's live entries, in insertion (= position) order. With grouped heads, `group` query
 // heads read it, so gates and attention statistics come per query head of the group.
 struct HeadCache {
   int dHead = 0, group = 1;
-  std::vector<float> k, v;          // [n, d_head] rows
+  // [n, d_head] rows in the cache's format; with valuesAreKeys (the stored values would equal the
+  // stored keys: one shared projection, no rotation of keys alone, no value gate) only keys are held
+  RowStore keys, values;
+  bool valuesAreKeys = false;
   std::vector<int> positions;       // [n]
   std::vector<float> retention;     // [n, group] G1 gate g per query head, empty without the gate
   std::vector<float> keyGate;       // [group, n] what the variant receives (g * p), empty without key gates
@@ -23,6 +28,12 @@ struct HeadCache {
   std::vector<float> latest;        // [n] attention from the latest query, mean over the group's heads
 
   int size() const { return static_cast<int>(positions.size()); }
+  // Formats the (empty) head: how its rows are stored.
+  void setFormat(KvQuant quant, bool sharedValues);
+  // Keys and values as floats [n, d_head], decoded into the scratch buffers when quantised.
+  const float* readKeys(std::vector<float>& scratch) const { return keys.read(scratch); }
+  const float* readValues(std::vector<float>& scratch) const { return valuesAreKeys ? keys.read(scratch) : values.read(scratch); }
+  size_t bytes() const { return keys.bytes() + values.bytes(); }
   // Largest G1 gate over the group's heads: the entry is needed while any head keeps it.
   float gate(int i) const;
   const float* keyGateOf(int headInGroup) const { return keyGate.empty() ? nullptr : keyGate.data() + static_cast<size_t>(headInGroup) * size(); }
@@ -55,26 +66,33 @@ struct HeadOccupancy {
 struct StepRecord {
   int position = 0, token = 0;
   std::vector<HeadOccupancy> heads;  // layers that cache K/V, every KV head (layer-major)
-  size_t bytes = 0;                  // all live entries, as a cache in this format stores them
+  size_t bytes = 0;                  // all live entries, the bytes the cache holds for them
   size_t stateBytes = 0;             // constant-size states of layers without a KV cache (linear attention)
   int liveEntries() const;
 };
 
 class KvCache {
  public:
-  // bytesPerEntry: what one entry of one KV head costs (2 x d_head x 4, or 1 x when K = V is shared).
-  KvCache(int layers, int kvHeads, int dHead, int group, size_t bytesPerEntry);
+  // Per layer: the storage format, and whether its values are its keys (then one tensor is held).
+  struct LayerFormat {
+    KvQuant quant = KvQuant::fp32;
+    bool valuesAreKeys = false;
+  };
+  KvCache(int layers, int kvHeads, int dHead, int group, const std::vector<LayerFormat>& formats);
   HeadCache& head(int layer, int kvHead) { return heads_[static_cast<size_t>(layer) * kvHeads_ + kvHead]; }
   const HeadCache& head(int layer, int kvHead) const { return heads_[static_cast<size_t>(layer) * kvHeads_ + kvHead]; }
   int layers() const { return layers_; }
   int kvHeads() const { return kvHeads_; }
-  size_t bytesPerEntry() const { return bytesPerEntry_; }
-  size_t bytes(int layer, int kvHead) const { return head(layer, kvHead).size() * bytesPerEntry_; }
+  // What one entry of one KV head of `layer` costs: rowBytes per stored tensor (2, or 1 when K = V).
+  size_t bytesPerEntry(int layer) const;
+  // The same for the first layer (the label the KV view shows; layers differ only in hybrids).
+  size_t bytesPerEntry() const { return bytesPerEntry(0); }
+  size_t bytes(int layer, int kvHead) const { return head(layer, kvHead).bytes(); }
   void clear();
 
  private:
-  int layers_, kvHeads_;
-  size_t bytesPerEntry_;
+  int layers_, kvHeads_, dHead_;
+  std::vector<LayerFormat> formats_;
   std::vector<HeadCache> heads_;
 };
 

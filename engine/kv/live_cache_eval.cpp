@@ -20,10 +20,10 @@ LiveCacheResult evaluateLiveCache(const Model& model, const Batch& sequences, co
   if (matched && matched->size() != steps * perStep)
     throw std::invalid_argument("the matched live counts come from other sequences or another model shape");
   Decoder decoder(model, makeEvictionPolicy(setup.policy, setup.settings, model.config()), setup.policy,
-                  matched ? Budget{} : setup.budget, matched != nullptr);
+                  matched ? Budget{} : setup.budget, matched != nullptr, setup.quant);
   LiveCacheResult result;
   result.liveCounts.assign(steps * perStep, 0);
-  double lossSum = 0, live = 0, seen = 0;
+  double lossSum = 0, live = 0, seen = 0, bytes = 0;
   std::vector<int> exact(perStep);
   for (int b = 0; b < sequences.B; ++b) {
     decoder.reset();
@@ -31,6 +31,7 @@ LiveCacheResult evaluateLiveCache(const Model& model, const Batch& sequences, co
       const size_t step = static_cast<size_t>(b) * sequences.T + t;
       if (matched) std::copy_n(matched->data() + step * perStep, perStep, exact.begin());
       const Mat& logits = decoder.step(sequences.inputs[step], matched ? &exact : nullptr);
+      bytes += static_cast<double>(decoder.record().bytes);
       for (const HeadOccupancy& h : decoder.record().heads) {
         const int count = static_cast<int>(h.live.size());
         result.liveCounts[step * perStep + static_cast<size_t>(h.layer) * Hkv + h.kvHead] = count;
@@ -50,6 +51,7 @@ LiveCacheResult evaluateLiveCache(const Model& model, const Batch& sequences, co
   result.loss = result.tokens ? lossSum / result.tokens : 0;
   result.perplexity = std::exp(result.loss);
   result.liveShare = seen > 0 ? live / seen : 1.0;
+  result.meanBytes = steps ? bytes / static_cast<double>(steps) : 0;
   return result;
 }
 

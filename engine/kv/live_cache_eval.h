@@ -18,6 +18,7 @@ struct LiveCacheSetup {
   std::string policy = "full";
   Settings settings;  // the policy's settings
   Budget budget;      // unlimited by default
+  KvQuant quant = KvQuant::fp32;  // how the cache stores keys and values
 };
 
 struct LiveCacheResult {
@@ -27,6 +28,7 @@ struct LiveCacheResult {
   // Time-averaged cache size relative to keeping everything: the sum over steps, caching layers
   // and KV heads of live entries, divided by the same sum of positions seen.
   double liveShare = 1;
+  double meanBytes = 0;  // bytes the cache held after a step, averaged over every step decoded
   // Entries each caching layer's KV head kept after each step, [sequence][step][layer][kvHead]
   // flattened (0 for layers without a cache): what the matched protocol replays.
   std::vector<int> liveCounts;

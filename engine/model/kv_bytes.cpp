@@ -2,17 +2,26 @@
 
 #include "attention/attention.h"
 #include "model/projection_sharing.h"
+#include "positional/positional.h"
 
 namespace attnlab {
 
-size_t kvCacheBytesPerToken(const ModelConfig& config) {
+size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant) {
   const auto sharing = projectionSharingOf(config.projection_sharing);
-  const size_t tensors = sharing && sharing->valueIsKey ? 1 : 2;
-  const size_t perLayer = tensors * static_cast<size_t>(config.kvHeads()) * config.headDim() * sizeof(float);
+  // the encoding's rotation, configured on a store of shapes only (nothing allocated)
+  ParamStore shapes;
+  shapes.setShapesOnly(true);
+  const auto positional = PositionalRegistry::instance().create(config.positional);
+  const bool rotates = positional && positional->configure(config, shapes).empty() && positional->rotaryPairs() > 0;
+  const bool rotatesValues = rotates && positional->rotatesValues();
+  const size_t row = RowStore::rowBytes(quant, config.headDim());
   size_t total = 0;
   for (int l = 0; l < config.n_layers; ++l) {
     const auto variant = AttentionRegistry::instance().create(config.attentionOf(l));
-    if (!variant || variant->cachesKeysAndValues()) total += perLayer;
+    if (variant && !variant->cachesKeysAndValues()) continue;
+    const bool rotatesKeysAlone = rotates && !rotatesValues && (!variant || variant->usesDotScores());
+    const bool valuesAreKeys = sharing && sharing->valueIsKey && !config.value_gate && !rotatesKeysAlone;
+    total += (valuesAreKeys ? 1 : 2) * static_cast<size_t>(config.kvHeads()) * row;
   }
   return total;
 }

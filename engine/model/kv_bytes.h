@@ -2,15 +2,17 @@
 // Size of the decoding cache a configuration needs (catalogue A9, seed 000's R5 study).
 #include <cstddef>
 
+#include "kv/row_store.h"
 #include "model/config.h"
 
 namespace attnlab {
 
-// Bytes the KV cache holds per token, summed over layers. A layer whose variant caches keys and
-// values stores Hkv x d_head float32 for K and as many for V, or one tensor when K and V share a
-// projection (q_k=v, q=k=v: the value is recomputed from the stored key before rotation and value
-// gate). A variant that decodes from a constant-size state (linear attention) stores nothing
-// per token and counts 0. Projection sharing of queries does not change the cache.
-size_t kvCacheBytesPerToken(const ModelConfig& config);
+// Bytes the KV cache holds per token, summed over layers, as the decoder stores them (engine/kv):
+// a layer whose variant caches keys and values holds Hkv rows of K and as many of V, each
+// RowStore::rowBytes(quant, d_head) (4 d_head for fp32). One tensor only where the stored values
+// equal the stored keys: a shared projection (q_k=v, q=k=v) with no value gate and no rotation of
+// the keys alone (RoPE turns keys, not values, unless values rotate too). A variant that decodes
+// from a constant-size state (linear attention, DeltaNet) stores nothing per token and counts 0.
+size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant = KvQuant::fp32);
 
 }  // namespace attnlab

@@ -263,6 +263,78 @@ class NoMixing(Variant):
         return v if key_gate is None else v * (key_gate != 0).to(v.dtype).unsqueeze(-1)
 
 
+class DeltaNet(Variant):
+    """A11: the delta rule S_t = alpha_t S_{t-1} (I - beta_t k^_t k^_t^T) + beta_t v_t k^_t^T, o_t = S_t q_t,
+    with unit keys k^ = k/|k|, beta_t = sigmoid(w_b . k_t + c_b) g_t (`delta_beta_w` [H, dh], `delta_beta_b` [H],
+    initial 0) and alpha_t = 1, or for gated_deltanet sigmoid(w_a . k_t + c_a) (`delta_alpha_w`, `delta_alpha_b`,
+    initial 0 and 3). Computed in the parallel form: U = M^-1 D V with M = I + D (G o strict_lower(K^ K^^T)),
+    O = (G o lower(Q K^^T)) U, G_ij = prod_{j<m<=i} alpha_m. No rotation, no score bias, no emulated rounding."""
+
+    uses_dot_scores = False
+
+    def __init__(self, spec, name):
+        self.gated = name == "gated_deltanet"
+
+    def parameters(self, spec):
+        names = ("beta", "alpha") if self.gated else ("beta",)
+        shapes = {}
+        for n in names:
+            shapes.update({f"delta_{n}_w": [spec.n_heads, spec.d_head], f"delta_{n}_b": [spec.n_heads]})
+        return shapes
+
+    def initialise(self, name, p, gen):
+        p.fill_(3.0) if name == "delta_alpha_b" else p.zero_()
+
+    @staticmethod
+    def gate_logit(k, w, b):
+        return torch.einsum("bhtd,hd->bht", k, w) + b.view(1, -1, 1)
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        T = q.shape[-2]
+        kn = k * torch.rsqrt((k * k).sum(dim=-1, keepdim=True) + NORM_EPS)
+        beta = torch.sigmoid(self.gate_logit(k, layer.delta_beta_w, layer.delta_beta_b))
+        if key_gate is not None:
+            beta = beta * key_gate
+        lower = visible(T, 0, q.device)
+        if self.gated:
+            c = torch.cumsum(torch.nn.functional.logsigmoid(self.gate_logit(k, layer.delta_alpha_w, layer.delta_alpha_b)), dim=-1)
+            decay = torch.exp((c.unsqueeze(-1) - c.unsqueeze(-2)).masked_fill(~lower, float("-inf")))
+        else:
+            decay = lower.to(q.dtype)
+        m = torch.eye(T, dtype=q.dtype, device=q.device) + beta.unsqueeze(-1) * decay * torch.tril(kn @ kn.transpose(-2, -1), -1)
+        u = torch.linalg.solve_triangular(m, beta.unsqueeze(-1) * v, upper=False, unitriangular=True)
+        return (decay * (q @ kn.transpose(-2, -1))) @ u
+
+
+class MultiToken(Softmax):
+    """A12: s~_ij = sum_{a < c_q, b < c_k} theta_{h,a,b} s0_{i-a, j-b} (s0: the causal scores, 0 where masked or
+    out of range), then the masked softmax; `mta_kernel` [H, c_q * c_k], initial the identity, not decayed."""
+
+    def __init__(self, spec, name):
+        self.beta = spec.attention_setting(name, "temperature")
+        self.cq = int(spec.attention_setting(name, "mta_query_width"))
+        self.ck = int(spec.attention_setting(name, "mta_key_width"))
+
+    def parameters(self, spec):
+        return {"mta_kernel": [spec.n_heads, self.cq * self.ck]}
+
+    def initialise(self, name, p, gen):
+        p.zero_()
+        p[:, 0] = 1.0
+
+    def __call__(self, layer, q, k, v, bias, key_gate, scale, round_fn):
+        T, H = q.shape[-2], q.shape[1]
+        s0 = causal_scores(q, k, scale, bias, round_fn).masked_fill(~visible(T, 0, q.device), 0.0)
+        theta = layer.mta_kernel.view(H, self.cq, self.ck)
+        s = torch.zeros_like(s0)
+        for a in range(self.cq):
+            for b in range(self.ck):  # shifted[i, j] = s0[i - a, j - b], 0 out of range
+                shifted = torch.nn.functional.pad(s0, (b, 0, a, 0))[..., :T, :T]
+                s = s + theta[:, a, b].view(1, -1, 1, 1) * shifted
+        return masked_softmax(s, self.beta, key_gate, 0, round_fn) @ v
+
+
 VARIANTS = {"softmax": Softmax, "window": Softmax, "momentum": Momentum, "oattention": OAttention,
             "sigmoid": Sigmoid, "linear": Linear, "qk_norm": QkNorm, "softmax_sink": SoftmaxSink,
-            "l1_score": L1Score, "static_map": StaticMap, "no_mixing": NoMixing}
+            "l1_score": L1Score, "static_map": StaticMap, "no_mixing": NoMixing,
+            "deltanet": DeltaNet, "gated_deltanet": DeltaNet, "multi_token": MultiToken}

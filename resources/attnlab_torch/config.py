@@ -38,6 +38,9 @@ ATTENTION_SETTINGS = {
     "l1_score": {"temperature": 1.0, "l1_rank": 4},
     "static_map": {},
     "no_mixing": {},
+    "deltanet": {},
+    "gated_deltanet": {},
+    "multi_token": {"temperature": 1.0, "mta_query_width": 3, "mta_key_width": 3},
 }
 POSITIONAL_SETTINGS = {
     "none": {}, "sinusoidal": {}, "learned": {}, "alibi": {}, "alibi_log": {},

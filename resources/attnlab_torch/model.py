@@ -249,8 +249,8 @@ class LabModel(nn.Module):
 
     def decayed(self, name, p):
         """True for the parameters the lab's AdamW decays: matrices, except tables it marks as not
-        decayed (static_map)."""
-        return p.dim() >= 2 and not name.endswith(".static_map")
+        decayed (static_map, mta_kernel)."""
+        return p.dim() >= 2 and not name.endswith(".static_map") and not name.endswith(".mta_kernel")
 
     def record_entropies(self, on):
         for block in self.blocks:

@@ -10,9 +10,13 @@ class KNormPolicy : public EvictionPolicy {
   std::string configure(const Settings&, const ModelConfig&) override { return {}; }
   void score(const HeadView& view, std::vector<float>& score, std::vector<char>&) override {
     const HeadCache& c = view.cache;
-    for (int i = 0; i < c.size(); ++i) score[i] = -ConstMatMap(c.k.data() + static_cast<size_t>(i) * c.dHead, 1, c.dHead).norm();
+    const float* keys = c.readKeys(scratch_);
+    for (int i = 0; i < c.size(); ++i) score[i] = -ConstMatMap(keys + static_cast<size_t>(i) * c.dHead, 1, c.dHead).norm();
   }
   std::string budgetRule() const override { return "largest key norm"; }
+
+ private:
+  std::vector<float> scratch_;  // decoded keys of a quantised cache
 };
 
 ATTNLAB_REGISTER(EvictionPolicyRegistry, "k_norm", "keep the keys of lowest L2 norm", [] { return std::make_unique<KNormPolicy>(); });

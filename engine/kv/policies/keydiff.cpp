@@ -14,7 +14,7 @@ class KeyDiffPolicy : public EvictionPolicy {
   void score(const HeadView& view, std::vector<float>& score, std::vector<char>&) override {
     const HeadCache& c = view.cache;
     const int n = c.size(), d = c.dHead;
-    const ConstMatMap K(c.k.data(), n, d);
+    const ConstMatMap K(c.readKeys(scratch_), n, d);
     const RowVec mean = K.colwise().mean();
     const float meanNorm = mean.norm();
     for (int i = 0; i < n; ++i) {
@@ -23,6 +23,9 @@ class KeyDiffPolicy : public EvictionPolicy {
     }
   }
   std::string budgetRule() const override { return "key most similar to the mean key"; }
+
+ private:
+  std::vector<float> scratch_;  // decoded keys of a quantised cache
 };
 
 ATTNLAB_REGISTER(EvictionPolicyRegistry, "keydiff", "evict the keys most similar to the mean key (score -cos(k_j, mean k))",

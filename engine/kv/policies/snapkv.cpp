@@ -1,55 +1,7 @@
-#include <algorithm>
-#include <deque>
-#include <map>
-
-#include "kv/eviction_policy.h"
+#include "kv/policies/snapkv_scores.h"
 
 namespace attnlab {
 namespace {
-
-const SettingSpec kWindow{"window", 8, 1, 4096, true, "w: the observation window, the last w queries (their keys always stay)"};
-const SettingSpec kKernel{"kernel", 5, 1, 63, true, "width in positions of the max-pooling over neighbouring keys"};
-
-// E5 (SnapKV), decoding form: keys are scored by the attention the last w queries (the
-// observation window) gave them, max-pooled over keys within kernel / 2 positions so that
-// neighbours of important keys stay too; the window's own keys are kept. (The original scores
-// once, after the prompt; here the window slides with every step, so it also works while decoding.)
-class SnapKvPolicy : public EvictionPolicy {
- public:
-  std::vector<SettingSpec> settingSpecs() const override { return {kWindow, kKernel}; }
-  std::string configure(const Settings& s, const ModelConfig&) override {
-    window_ = static_cast<int>(settingOr(s, kWindow));
-    halfKernel_ = static_cast<int>(settingOr(s, kKernel)) / 2;
-    return {};
-  }
-  void reset() override { observed_.clear(); }
-
-  void score(const HeadView& view, std::vector<float>& score, std::vector<char>& protect) override {
-    const HeadCache& c = view.cache;
-    const int n = c.size();
-    // this query's weights by position (mean over the group's heads, as the cache's `latest`)
-    auto& history = observed_[{view.layer, view.kvHead}];
-    history.emplace_back(view.position + 1, 0.0f);
-    for (int i = 0; i < n; ++i) history.back()[c.positions[i]] = c.latest[i];
-    if (static_cast<int>(history.size()) > window_) history.pop_front();
-    std::vector<float> observation(n, 0.0f);
-    for (const auto& weights : history)
-      for (int i = 0; i < n; ++i)
-        if (c.positions[i] < static_cast<int>(weights.size())) observation[i] += weights[c.positions[i]];
-    for (int i = 0; i < n; ++i) {
-      float pooled = observation[i];
-      for (int j = i - 1; j >= 0 && c.positions[i] - c.positions[j] <= halfKernel_; --j) pooled = std::max(pooled, observation[j]);
-      for (int j = i + 1; j < n && c.positions[j] - c.positions[i] <= halfKernel_; ++j) pooled = std::max(pooled, observation[j]);
-      score[i] = pooled;
-      protect[i] = c.positions[i] > view.position - window_;
-    }
-  }
-  std::string budgetRule() const override { return "least pooled attention from the observation window"; }
-
- private:
-  int window_ = 8, halfKernel_ = 2;
-  std::map<std::pair<int, int>, std::deque<std::vector<float>>> observed_;  // per (layer, KV head)
-};
 
 ATTNLAB_REGISTER(EvictionPolicyRegistry, "snapkv",
                  "keep the observation window plus the keys it attends to most (max-pooled over neighbours)",

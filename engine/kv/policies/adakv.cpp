@@ -1,0 +1,54 @@
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "kv/policies/snapkv_scores.h"
+
+namespace attnlab {
+namespace {
+
+const SettingSpec kSafeguard{"safeguard", 0.2, 0, 1, false,
+                             "alpha: each head keeps at least alpha x its uniform budget, whatever the other heads score"};
+
+// AdaKV (Feng et al. 2024, as kvpress's AdaKVPress around SnapKV): per-head adaptive budgets. The
+// entries are scored as SnapKV scores them, then a layer's KV heads compete for the layer's total
+// budget (B x heads) by score, so a head whose attention is concentrated gives entries to one whose
+// attention is spread out. Safeguard: each head's floor(alpha B) best entries score the largest
+// float, so no head is emptied.
+class AdaKvPolicy : public SnapKvPolicy {
+ public:
+  std::vector<SettingSpec> settingSpecs() const override {
+    auto specs = SnapKvPolicy::settingSpecs();
+    specs.push_back(kSafeguard);
+    return specs;
+  }
+  std::string configure(const Settings& s, const ModelConfig& model) override {
+    safeguard_ = settingOr(s, kSafeguard);
+    return SnapKvPolicy::configure(s, model);
+  }
+  bool poolsHeads() const override { return true; }
+
+  void score(const HeadView& view, std::vector<float>& score, std::vector<char>& protect) override {
+    SnapKvPolicy::score(view, score, protect);
+    const int n = static_cast<int>(score.size());
+    const int safe = std::min(n, static_cast<int>(safeguard_ * view.budget));
+    if (!view.budgeted || safe <= 0) return;
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + safe, order.end(), [&](int a, int b) {
+      return score[a] != score[b] ? score[a] > score[b] : view.cache.positions[a] > view.cache.positions[b];
+    });
+    for (int r = 0; r < safe; ++r) score[order[r]] = std::numeric_limits<float>::max();  // the head's floor
+  }
+  std::string budgetRule() const override { return "least pooled attention among all of the layer's heads (adaptive per-head budget)"; }
+
+ private:
+  double safeguard_ = 0.2;
+};
+
+ATTNLAB_REGISTER(EvictionPolicyRegistry, "adakv",
+                 "SnapKV scores; a layer's heads share its budget by score (adaptive per-head budgets, floor alpha B each)",
+                 [] { return std::make_unique<AdaKvPolicy>(); });
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,97 @@
+// duo_attention (DuoAttention with an attention-share proxy for its retrieval score): a head whose
+// attention went to its sinks and recent window streams (keeps exactly those), a head that looked
+// elsewhere keeps everything; the choice is made once per sequence; the threshold's ends give the
+// full cache and StreamingLLM; a budget trims retrieval heads only.
+#include <QtTest>
+
+#include <set>
+
+#include "kv/decoder.h"
+#include "kv/eviction_policy.h"
+#include "model_support.h"
+
+using namespace attnlab;
+
+namespace {
+
+HeadCache withAccumulated(const std::vector<float>& received) {
+  HeadCache c;
+  c.dHead = 2;
+  for (int i = 0; i < static_cast<int>(received.size()); ++i) {
+    const float k[2] = {1.0f, 0.0f}, v[2] = {0.0f, 0.0f};
+    c.append(k, v, i, nullptr, nullptr);
+  }
+  c.accumulated = received;
+  return c;
+}
+
+std::set<int> kept(const HeadCache& c, const KeepDecision& d) {
+  std::set<int> out;
+  for (int i = 0; i < c.size(); ++i)
+    if (d.keep[i]) out.insert(c.positions[i]);
+  return out;
+}
+
+ModelConfig model() {
+  ModelConfig c = testing::smallConfig("softmax", "rope", 9, 32);
+  c.n_kv_heads = 2;
+  return c;
+}
+
+std::vector<std::set<int>> liveAfter(const Model& m, const std::string& policy, const Settings& settings, const std::string& budget = "") {
+  Budget b;
+  if (!budget.empty()) parseBudget(budget, "head", b);
+  Decoder decoder(m, makeEvictionPolicy(policy, settings, m.config()), policy, b);
+  for (int t = 0; t < 24; ++t) decoder.step((t * 7 + 3) % 9);
+  std::vector<std::set<int>> out;
+  for (const HeadOccupancy& h : decoder.record().heads) out.emplace_back(h.live.begin(), h.live.end());
+  return out;
+}
+
+}  // namespace
+
+class TestKvDuoAttention : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void streamingAndRetrievalHeads() {
+    auto policy = makeEvictionPolicy("duo_attention", {{"sinks", 2}, {"recent", 3}, {"threshold", 0.2}}, model());
+    QVERIFY(!policy->needsBudget());
+    const int n = 12;
+    std::vector<float> local(n, 0.01f), spread(n, 1.0f);
+    local[0] = local[1] = local[10] = local[11] = 2.0f;  // 0.08 of 8.08 outside: below 0.2
+    const HeadCache streaming = withAccumulated(local), retrieval = withAccumulated(spread);
+    const std::vector<HeadView> views = {HeadView{streaming, 0, 0, n - 1, 1 << 30, false},
+                                         HeadView{retrieval, 0, 1, n - 1, 1 << 30, false}};
+    const auto d = chooseKept(*policy, views, false, false);
+    QCOMPARE(kept(streaming, d[0]), (std::set<int>{0, 1, 9, 10, 11}));
+    QCOMPARE(static_cast<int>(kept(retrieval, d[1]).size()), n);
+    // the choice stays: the retrieval head's attention now concentrates, it still keeps everything
+    HeadCache later = withAccumulated(local);
+    const std::vector<HeadView> again = {HeadView{later, 0, 1, n - 1, 1 << 30, false}};
+    QCOMPARE(static_cast<int>(kept(later, chooseKept(*policy, again, false, false)[0]).size()), n);
+    // a new sequence classifies anew
+    policy->reset();
+    QCOMPARE(kept(later, chooseKept(*policy, again, false, false)[0]), (std::set<int>{0, 1, 9, 10, 11}));
+  }
+
+  // Threshold 0: every head retrieves (the full cache); threshold 1 on a model whose heads give some
+  // attention to sinks or recent keys: every head streams, as StreamingLLM at budget s + r.
+  void thresholdEnds() {
+    const auto m = testing::randomisedModel(model());
+    const auto all = liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 0}});
+    for (const auto& live : all) QCOMPARE(static_cast<int>(live.size()), 24);
+    const auto streaming = liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 1}});
+    const auto reference = liveAfter(*m, "streaming_llm", {{"sinks", 2}}, "6");
+    QCOMPARE(streaming, reference);
+    // in between, each head holds either everything or exactly its sinks and recent window
+    for (const auto& live : liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 0.5}}))
+      QVERIFY(live.size() == 24 || live == (std::set<int>{0, 1, 20, 21, 22, 23}));
+    // a budget trims the retrieval heads to B
+    for (const auto& live : liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 0}}, "10"))
+      QCOMPARE(static_cast<int>(live.size()), 10);
+  }
+};
+
+QTEST_MAIN(TestKvDuoAttention)
+#include "test_kv_duo_attention.moc"
