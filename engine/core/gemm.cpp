@@ -4,6 +4,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -68,9 +69,16 @@ void packB(const View& B, int k0, int kc, int j0, int nc, int NR, float alpha, f
         for (int j = 0; j < NR; ++j) out[k * NR + j] = j < cols ? alpha * src[j] : 0.0f;
       }
     } else {  // op(B)(k, j) = B(j, k): each stored row j holds a run of k
-      for (int j = 0; j < NR; ++j) {
-        const float* src = B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0;
-        for (int k = 0; k < kc; ++k) out[k * NR + j] = j < cols ? alpha * src[k] : 0.0f;
+      // In runs of 16 k: the panel (kc x NR floats, up to 32 KiB) would not stay in L1 if each j
+      // wrote down all of it, while 16 rows of it (2 KiB) do.
+      constexpr int kRun = 16;
+      for (int k = 0; k < kc; k += kRun) {
+        const int run = std::min(kRun, kc - k);
+        for (int j = 0; j < NR; ++j) {
+          const float* src = B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k;
+          float* dst = out + static_cast<size_t>(k) * NR + j;
+          for (int r = 0; r < run; ++r) dst[r * NR] = j < cols ? alpha * src[r] : 0.0f;
+        }
       }
     }
   }
@@ -161,11 +169,14 @@ const MicroKernel* kernelNamed(const std::string& name) {
 const MicroKernel* chosenKernel() {
   static const MicroKernel* chosen = [] {
     const std::vector<std::string> supported = supportedKernels();
-    if (const char* forced = std::getenv("ATTNLAB_GEMM")) {
+    const MicroKernel* best = supported.empty() ? nullptr : kernelNamed(supported.front());
+    if (const char* forced = std::getenv("ATTNLAB_GEMM"); forced && *forced) {
       if (std::string(forced) == "eigen") return static_cast<const MicroKernel*>(nullptr);
       if (const MicroKernel* k = kernelNamed(forced)) return k;
+      std::fprintf(stderr, "attnlab: ATTNLAB_GEMM=%s is not a kernel this processor runs (avx512, avx2 or eigen); using %s\n",
+                   forced, best ? best->name : "eigen");
     }
-    return supported.empty() ? nullptr : kernelNamed(supported.front());
+    return best;
   }();
   return chosen;
 }
