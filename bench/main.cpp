@@ -8,8 +8,11 @@
 #include <string>
 
 #include "decoding.h"
+#include "gemm_products.h"
 #include "hf_model.h"
 #include "interpret.h"
+#include "model_flops.h"
+#include "peak.h"
 #include "summary.h"
 #include "train/benchmark.h"
 #include "workloads.h"
@@ -32,6 +35,10 @@ constexpr const char* kUsage =
     "                                                   the causal toolkit: hooks free when none is set, a residual\n"
     "                                                   patching sweep of the induction model, and (--gpt2 1) per-head\n"
     "                                                   patching of a GPT-2-small-shaped model: one JSON line each\n"
+    "       attnlab-bench --peak [--threads N]         this machine's float32 FMA peak per core (GFLOP/s), with N\n"
+    "                                                   threads running at once\n"
+    "       attnlab-bench --gemm                       the hot matrix products at the workloads' shapes: GFLOP/s of\n"
+    "                                                   CPU time with Eigen and with each micro-kernel, one thread\n"
     "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n";
 
 [[noreturn]] void fail(const std::string& why) {
@@ -58,7 +65,7 @@ int main(int argc, char** argv) {
   int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64, prefill = 512, decode = 128;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--list" || a == "--decoding" || a == "--interpret") {
+    if (a == "--list" || a == "--decoding" || a == "--interpret" || a == "--peak" || a == "--gemm") {
       mode = a;
       continue;
     }
@@ -83,6 +90,16 @@ int main(int argc, char** argv) {
 
   if (mode == "--list") {
     for (const bench::Workload& w : bench::workloads()) std::cout << w.name << "\t" << w.what << "\n";
+    return 0;
+  }
+  if (mode == "--peak") {
+    const bench::Peak peak = bench::measurePeak(threads);
+    std::cout << nlohmann::json{{"peak_gflops_per_core", peak.gflops_per_core}, {"isa", peak.isa}, {"threads", threads}}.dump()
+              << std::endl;
+    return 0;
+  }
+  if (mode == "--gemm") {
+    for (const nlohmann::json& line : bench::timeGemmProducts(0.6)) std::cout << line.dump() << std::endl;
     return 0;
   }
   if (mode == "--decoding") {
@@ -126,11 +143,14 @@ int main(int argc, char** argv) {
     std::cout << bench::describe(value, trainer.config(), seqLen).dump() << std::endl;
     return 0;
   }
+  const bench::Peak peak = bench::measurePeak(threads);
   const StepTimes times = timeTrainingSteps(trainer, warmup, steps);
   nlohmann::json result = {{"side", "attnlab"},          {"workload", value}, {"threads", threads},
                            {"steps", steps},             {"seq_len", seqLen}, {"tokens_per_second", spreadJson(spreadOf(times.tokens_per_second))},
                            {"tokens_per_cpu_second", spreadJson(spreadOf(times.tokens_per_cpu_second))},
-                           {"peak_rss_mb", peakResidentBytes() / 1048576.0}};
+                           {"peak_rss_mb", peakResidentBytes() / 1048576.0},
+                           {"model_flops_per_token", bench::trainingFlopsPerToken(trainer.config().model, seqLen)},
+                           {"peak_gflops_per_core", peak.gflops_per_core}, {"isa", peak.isa}};
   if (traces > 0) {
     const TraceTimes t = timeProbeTraces(trainer, traces);
     result["trace_ms"] = spreadJson(spreadOf(t.ms));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/gemm.h"
+
 namespace attnlab::ops {
 
 namespace {
@@ -27,20 +29,39 @@ void forEachRowRange(Eigen::Index rows, F&& f) {
     f(first, rows * (p + 1) / parts - first);
   }
 }
-}  // namespace
 
-// Eigen packs the whole right-hand side of one product, so an output as wide as GPT-2's vocabulary
-// (a 154 MB copy of the 50,257 x 768 head) is computed in column blocks that bound the packing.
-constexpr Eigen::Index kOutputBlock = 4096;
+// The same over output columns, for products with many more outputs than rows (the LM head of a
+// prefill or a decoding step): split over rows, each thread would pack all of W. One call
+// below about 4 M multiply-adds, where waking a second thread costs more than it saves.
+template <class F>
+void forEachColumnRange(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, F&& f) {
+  const bool worthThreads = !omp_in_parallel() && static_cast<double>(rows) * cols * depth >= 4.0e6;
+  const int parts = worthThreads ? static_cast<int>(std::min<Eigen::Index>(omp_get_max_threads(), cols / kMinRows)) : 1;
+  if (parts <= 1) {
+    f(Eigen::Index(0), cols);
+    return;
+  }
+#pragma omp parallel for num_threads(parts) schedule(static)
+  for (int p = 0; p < parts; ++p) {
+    const Eigen::Index first = cols * p / parts;
+    f(first, cols * (p + 1) / parts - first);
+  }
+}
+}  // namespace
 
 void linearForward(const Mat& x, const Mat& W, const Mat* b, Mat& y) {
   y.resize(x.rows(), W.rows());
+  if (W.rows() >= 8 * x.rows()) {
+    forEachColumnRange(x.rows(), W.rows(), W.cols(), [&](Eigen::Index first, Eigen::Index n) {
+      auto cols = y.middleCols(first, n);
+      gemm::multiply(gemm::mutView(cols), gemm::view(x), gemm::view(W.middleRows(first, n)).t());
+      if (b && b->size()) cols.rowwise() += b->middleCols(first, n).row(0);
+    });
+    return;
+  }
   forEachRowRange(x.rows(), [&](Eigen::Index first, Eigen::Index n) {
     auto rows = y.middleRows(first, n);
-    for (Eigen::Index c = 0; c < W.rows(); c += kOutputBlock) {
-      const Eigen::Index width = std::min(kOutputBlock, W.rows() - c);
-      rows.middleCols(c, width).noalias() = x.middleRows(first, n) * W.middleRows(c, width).transpose();
-    }
+    gemm::multiply(gemm::mutView(rows), gemm::view(x.middleRows(first, n)), gemm::view(W).t());
     if (b && b->size()) rows.rowwise() += b->row(0);
   });
 }
@@ -49,11 +70,12 @@ void linearBackward(const Mat& dy, const Mat& x, const Mat& W, Mat* dx, Mat& dW,
   if (dx) {
     dx->resize(dy.rows(), W.cols());
     forEachRowRange(dy.rows(), [&](Eigen::Index first, Eigen::Index n) {
-      dx->middleRows(first, n).noalias() = dy.middleRows(first, n) * W;  // from y = x W^T
+      gemm::multiply(gemm::mutView(dx->middleRows(first, n)), gemm::view(dy.middleRows(first, n)), gemm::view(W));  // from y = x W^T
     });
   }
   forEachRowRange(dW.rows(), [&](Eigen::Index first, Eigen::Index n) {  // split over outputs: no reduction across threads
-    dW.middleRows(first, n).noalias() += dy.middleCols(first, n).transpose() * x;  // from y = x W^T
+    gemm::multiply(gemm::mutView(dW.middleRows(first, n)), gemm::view(dy.middleCols(first, n)).t(), gemm::view(x), 1.0f,
+                   1.0f);  // dW += dy^T x, from y = x W^T
   });
   if (db && db->size()) db->row(0) += dy.colwise().sum();  // from y += b
 }

@@ -1,0 +1,238 @@
+#include "core/gemm.h"
+// GCC 12 reports false "may be used uninitialized" warnings inside its AVX-512 intrinsics in
+// Eigen's packing code (as for engine/analysis, see engine/CMakeLists.txt).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "core/gemm_kernels.h"
+
+namespace attnlab::gemm {
+namespace {
+
+// Blocking (Goto's scheme): a kc x nc block of B is packed once and stays in L2 (256 x 512
+// floats: 512 KiB), an mc x kc block of A is packed into MR-row panels, and each MR x kc panel
+// (8 KiB) stays in L1 while the kernel walks the NR-column panels of B.
+constexpr int KC = 256, NC = 512, kPanelsPerBlockOfA = 16;
+
+// 64-byte aligned scratch for the packed panels, one per thread, grown as needed.
+class Scratch {
+ public:
+  ~Scratch() { std::free(data_); }
+  float* get(size_t floats) {
+    if (floats > size_) {
+      std::free(data_);
+      const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+      data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+      if (!data_) throw std::bad_alloc();
+      size_ = bytes / sizeof(float);
+    }
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
+thread_local Scratch packedA, packedB;
+
+// Rows [i0, i0 + mc) and columns [k0, k0 + kc) of op(A), in MR-row panels: panel p holds
+// out[k * MR + i] = op(A)(i0 + p MR + i, k0 + k), zero past the last row.
+void packA(const View& A, int i0, int mc, int k0, int kc, int MR, float* out) {
+  for (int ip = 0; ip < mc; ip += MR, out += static_cast<size_t>(MR) * kc) {
+    const int rows = std::min(MR, mc - ip);
+    if (!A.transposed) {
+      for (int i = 0; i < MR; ++i) {
+        const float* src = A.data + static_cast<size_t>(i0 + ip + i) * A.stride + k0;
+        for (int k = 0; k < kc; ++k) out[k * MR + i] = i < rows ? src[k] : 0.0f;
+      }
+    } else {  // op(A)(i, k) = A(k, i): each stored row k holds a run of i
+      for (int k = 0; k < kc; ++k) {
+        const float* src = A.data + static_cast<size_t>(k0 + k) * A.stride + i0 + ip;
+        for (int i = 0; i < MR; ++i) out[k * MR + i] = i < rows ? src[i] : 0.0f;
+      }
+    }
+  }
+}
+
+// Rows [k0, k0 + kc) and columns [j0, j0 + nc) of alpha op(B), in NR-column panels: panel p
+// holds out[k * NR + j] = alpha op(B)(k0 + k, j0 + p NR + j), zero past the last column.
+void packB(const View& B, int k0, int kc, int j0, int nc, int NR, float alpha, float* out) {
+  for (int jp = 0; jp < nc; jp += NR, out += static_cast<size_t>(NR) * kc) {
+    const int cols = std::min(NR, nc - jp);
+    if (!B.transposed) {
+      for (int k = 0; k < kc; ++k) {
+        const float* src = B.data + static_cast<size_t>(k0 + k) * B.stride + j0 + jp;
+        for (int j = 0; j < NR; ++j) out[k * NR + j] = j < cols ? alpha * src[j] : 0.0f;
+      }
+    } else {  // op(B)(k, j) = B(j, k): each stored row j holds a run of k
+      // In runs of 16 k: the panel (kc x NR floats, up to 32 KiB) would not stay in L1 if each j
+      // wrote down all of it, while 16 rows of it (2 KiB) do.
+      constexpr int kRun = 16;
+      for (int k = 0; k < kc; k += kRun) {
+        const int run = std::min(kRun, kc - k);
+        for (int j = 0; j < NR; ++j) {
+          const float* src = B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k;
+          float* dst = out + static_cast<size_t>(k) * NR + j;
+          for (int r = 0; r < run; ++r) dst[r * NR] = j < cols ? alpha * src[r] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+void checkShapes(const MutView& C, const View& A, const View& B) {
+  if (A.opRows() != C.rows || B.opCols() != C.cols || A.opCols() != B.opRows())
+    throw std::logic_error("gemm: shapes do not agree: C " + std::to_string(C.rows) + "x" + std::to_string(C.cols) + ", op(A) " +
+                           std::to_string(A.opRows()) + "x" + std::to_string(A.opCols()) + ", op(B) " +
+                           std::to_string(B.opRows()) + "x" + std::to_string(B.opCols()));
+}
+
+// C *= beta over its rows (beta 0 writes zeros, never reading C).
+void scale(MutView C, float beta) {
+  for (int i = 0; i < C.rows; ++i) {
+    float* row = C.data + static_cast<size_t>(i) * C.stride;
+    for (int j = 0; j < C.cols; ++j) row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+  }
+}
+
+void packedProduct(const MicroKernel& kernel, MutView C, const View& A, const View& B, float alpha, float beta) {
+  const int M = C.rows, N = C.cols, K = A.opCols(), MR = kernel.mr, NR = kernel.nr, MC = MR * kPanelsPerBlockOfA;
+  if (M == 0 || N == 0) return;
+  if (K == 0 || alpha == 0.0f) return scale(C, beta);
+  if (beta != 0.0f && beta != 1.0f) {
+    scale(C, beta);
+    beta = 1.0f;
+  }
+  const size_t ldc = C.stride;
+  // Rows of a non-transposed A are read in place: packing cost up to a fifth of the time of the
+  // products with few columns (measured, attnlab-bench --gemm). A transposed A is packed (read in
+  // place, each k of its panel a different stored row, it measured no faster). An edge panel of
+  // fewer than MR rows is always packed, padded with zeros, so the kernel never reads past A.
+  const bool packWholeA = A.transposed;
+  float* a = packedA.get(static_cast<size_t>(MC) * KC);
+  float* b = packedB.get(static_cast<size_t>((NC + NR - 1) / NR * NR) * KC);
+  alignas(64) float tile[16 * 32];  // an edge tile: the kernel's full MR x NR result, of which part is kept
+  for (int jc = 0; jc < N; jc += NC) {
+    const int nc = std::min(NC, N - jc);
+    for (int pc = 0; pc < K; pc += KC) {
+      const int kc = std::min(KC, K - pc);
+      const bool add = pc > 0 || beta != 0.0f;
+      packB(B, pc, kc, jc, nc, NR, alpha, b);
+      for (int ic = 0; ic < M; ic += MC) {
+        const int mc = std::min(MC, M - ic);
+        if (packWholeA) packA(A, ic, mc, pc, kc, MR, a);
+        for (int ir = 0; ir < mc; ir += MR) {
+          const int rows = std::min(MR, mc - ir);
+          const float* aPanel = a + static_cast<size_t>(ir) * kc;
+          MicroKernel::Run run = kernel.columns;
+          long lda = MR;
+          if (!packWholeA && rows == MR) {
+            aPanel = A.data + static_cast<size_t>(ic + ir) * A.stride + pc;
+            run = kernel.rows;
+            lda = A.stride;
+          } else if (!packWholeA) {
+            packA(A, ic + ir, rows, pc, kc, MR, a);
+            aPanel = a;
+          }
+          for (int jr = 0; jr < nc; jr += NR) {
+            const int cols = std::min(NR, nc - jr);
+            const float* bPanel = b + static_cast<size_t>(jr) * kc;
+            float* c = C.data + (ic + ir) * ldc + jc + jr;
+            if (rows == MR && cols == NR) {
+              run(kc, aPanel, lda, bPanel, c, static_cast<long>(ldc), add);
+              continue;
+            }
+            // The same sums as a full tile, then c + tile as the kernel's own add does: edge
+            // elements round exactly as inner ones.
+            run(kc, aPanel, lda, bPanel, tile, NR, false);
+            for (int i = 0; i < rows; ++i)
+              for (int j = 0; j < cols; ++j) c[i * ldc + j] = add ? c[i * ldc + j] + tile[i * NR + j] : tile[i * NR + j];
+          }
+        }
+      }
+    }
+  }
+}
+
+const MicroKernel* kernelNamed(const std::string& name) {
+  if (name == "avx512" && __builtin_cpu_supports("avx512f")) return &kAvx512Kernel;
+  if (name == "avx2" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &kAvx2Kernel;
+  return nullptr;
+}
+
+// The kernel multiply() uses: ATTNLAB_GEMM (avx512, avx2 or eigen) when set and supported,
+// else the first supported one of supportedKernels(); null means Eigen.
+const MicroKernel* chosenKernel() {
+  static const MicroKernel* chosen = [] {
+    const std::vector<std::string> supported = supportedKernels();
+    const MicroKernel* best = supported.empty() ? nullptr : kernelNamed(supported.front());
+    if (const char* forced = std::getenv("ATTNLAB_GEMM"); forced && *forced) {
+      if (std::string(forced) == "eigen") return static_cast<const MicroKernel*>(nullptr);
+      if (const MicroKernel* k = kernelNamed(forced)) return k;
+      std::fprintf(stderr, "attnlab: ATTNLAB_GEMM=%s is not a kernel this processor runs (avx512, avx2 or eigen); using %s\n",
+                   forced, best ? best->name : "eigen");
+    }
+    return best;
+  }();
+  return chosen;
+}
+
+// Below about 32 K multiply-adds, or for fewer rows than a panel holds, packing costs more than
+// the kernel saves over Eigen (which then often runs a matrix-vector product).
+bool worthPacking(int M, int N, int K, const MicroKernel& kernel) {
+  return M >= kernel.mr / 2 && N >= 8 && static_cast<double>(M) * N * K >= 32768.0;
+}
+
+}  // namespace
+
+std::vector<std::string> supportedKernels() {
+  std::vector<std::string> names;
+  for (const char* name : {"avx512", "avx2"})
+    if (kernelNamed(name)) names.push_back(name);
+  return names;
+}
+
+std::string activeKernel() {
+  const MicroKernel* k = chosenKernel();
+  return k ? k->name : "eigen";
+}
+
+void multiply(MutView C, View A, View B, float alpha, float beta) {
+  checkShapes(C, A, B);
+  const MicroKernel* kernel = chosenKernel();
+  if (kernel && worthPacking(C.rows, C.cols, A.opCols(), *kernel)) packedProduct(*kernel, C, A, B, alpha, beta);
+  else multiplyEigen(C, A, B, alpha, beta);
+}
+
+void multiplyWith(const std::string& name, MutView C, View A, View B, float alpha, float beta) {
+  checkShapes(C, A, B);
+  const MicroKernel* kernel = kernelNamed(name);
+  if (!kernel) throw std::invalid_argument("gemm: kernel '" + name + "' is not supported on this processor");
+  packedProduct(*kernel, C, A, B, alpha, beta);
+}
+
+void multiplyEigen(MutView C, View A, View B, float alpha, float beta) {
+  checkShapes(C, A, B);
+  using Strided = Eigen::OuterStride<>;
+  using ConstStrided = Eigen::Map<const Mat, 0, Strided>;
+  Eigen::Map<Mat, 0, Strided> c(C.data, C.rows, C.cols, Strided(C.stride));
+  const ConstStrided a(A.data, A.rows, A.cols, Strided(A.stride)), b(B.data, B.rows, B.cols, Strided(B.stride));
+  const auto into = [&](const auto& left, const auto& right) {
+    if (beta == 0.0f) {
+      c.noalias() = alpha * left * right;
+      return;
+    }
+    if (beta != 1.0f) c *= beta;
+    c.noalias() += alpha * left * right;
+  };
+  if (!A.transposed && !B.transposed) into(a, b);
+  else if (!A.transposed) into(a, b.transpose());
+  else if (!B.transposed) into(a.transpose(), b);
+  else into(a.transpose(), b.transpose());
+}
+
+}  // namespace attnlab::gemm
