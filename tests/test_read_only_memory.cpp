@@ -1,5 +1,5 @@
 // What keeps a read-only model near the size of its weights: a model built to be read holds no
-// gradients, a product with an output wider than the column block equals the plain product, and a
+// gradients, a product with many more outputs than rows (split over output columns) equals the plain product, and a
 // read-only forward does not keep the last pass's logits beside the next pass's activations.
 #include <QtTest>
 
