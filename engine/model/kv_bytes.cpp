@@ -10,7 +10,7 @@ size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant) {
   const auto sharing = projectionSharingOf(config.projection_sharing);
   // the encoding's rotation, configured on a store of shapes only (nothing allocated)
   ParamStore shapes;
-  shapes.setShapesOnly(true);
+  shapes.setAllocation(Allocation::ShapesOnly);
   const auto positional = PositionalRegistry::instance().create(config.positional);
   const bool rotates = positional && positional->configure(config, shapes).empty() && positional->rotaryPairs() > 0;
   const bool rotatesValues = rotates && positional->rotatesValues();
