@@ -10,6 +10,8 @@
 
 #include "data/utf8.h"
 #include "io/files.h"
+#include "io/folder_links.h"
+#include "io/json_limits.h"
 
 namespace attnlab {
 
@@ -215,6 +217,7 @@ std::string readConfigs(const fs::path& folder, TokenizerSpec& spec, bool hasTem
     if (!fs::exists(path, ec)) continue;
     std::string text;
     if (std::string why = readWholeFile(path.string(), text); !why.empty()) return why;
+    if (std::string why = checkJsonDepth(text); !why.empty()) return path.string() + ": " + why;
     *target = json::parse(text, nullptr, false);
     if (!target->is_object()) return path.string() + ": not a JSON object";
   }
@@ -251,6 +254,7 @@ std::string readConfigs(const fs::path& folder, TokenizerSpec& spec, bool hasTem
 std::string parseTokenizerJson(const std::string& text, const std::string& source, TokenizerSpec& spec) {
   spec = TokenizerSpec();
   spec.source = source;
+  if (std::string why = checkJsonDepth(text); !why.empty()) return source + ": " + why;
   const json root = json::parse(text, nullptr, false);
   if (!root.is_object()) return source + ": not a JSON object (truncated or not a tokenizer.json?)";
   if (!root.contains("model")) return source + ": no \"model\" (not a tokenizer.json?)";
@@ -278,6 +282,7 @@ std::string parseVocabAndMerges(const std::string& vocabJson, const std::string&
   spec.source = source;
   spec.kind = "byte_level_bpe";
   spec.steps = {{PreTokenizeStep::Kind::Pattern, SplitPattern::Gpt2}};
+  if (std::string why = checkJsonDepth(vocabJson); !why.empty()) return source + ": " + why;
   const json vocab = json::parse(vocabJson, nullptr, false);
   if (std::string why = readVocab(vocab, spec); !why.empty()) return source + ": " + why;
   const fs::path merges = fs::path(source).parent_path() / "merges.txt";
@@ -299,6 +304,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& path, std::string& e
   std::error_code ec;
   fs::path file(path);
   if (fs::is_directory(file, ec)) {
+    if ((error = checkLinksStayInFolder(path)); !error.empty()) return nullptr;
     if (fs::exists(file / "tokenizer.json", ec)) file /= "tokenizer.json";
     else if (fs::exists(file / "vocab.json", ec)) file /= "vocab.json";
     else {
