@@ -39,7 +39,8 @@ for bin in "$build"/bin/fuzz_*; do
 done
 
 # The stat lines libFuzzer prints with -print_final_stats=1, and its "cov: N ft: M" progress lines.
-stat() { sed -n "s/^stat::$2: *//p" "$1" | tail -1; }
+final_stat() { sed -n "s/^stat::$2: *//p" "$1" | tail -1; }
+findings() { ls "$work/findings" | grep -cE "^$1-($2)" || true; }
 progress() { grep -E "^#[0-9]+[[:space:]]+$2 " "$1" | sed -n "s/.* cov: \([0-9]*\) ft: \([0-9]*\).*/\1 \2/p" | tail -1; }
 
 rows=() status=0 started=$SECONDS
@@ -53,9 +54,9 @@ for name in "${targets[@]}"; do
     "$build/bin/fuzz_$name" -runs="$runs" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$work/findings/$name-" "$corpus" "$seeds" >"$log" 2>&1 || true
   seconds=$((SECONDS - t0))
-  crashes=$(ls "$work/findings" | grep -E "^$name-(crash|leak|oom|deadly)" | wc -l)
-  hangs=$(ls "$work/findings" | grep -E "^$name-(timeout|slow)" | wc -l)
-  executions=$(stat "$log" number_of_executed_units)
+  crashes=$(findings "$name" "crash|leak|oom|deadly")
+  hangs=$(findings "$name" "timeout|slow")
+  executions=$(final_stat "$log" number_of_executed_units)
   read -r cov0 ft0 < <(progress "$log" INITED || true)
   read -r cov1 ft1 < <(progress "$log" DONE || progress "$log" '(NEW|REDUCE|pulse)' || true)
   gained="+$(( ${cov1:-0} - ${cov0:-0} )) edges, +$(( ${ft1:-0} - ${ft0:-0} )) features (now ${cov1:-?} edges)"

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_seeds.h"
+#include "fuzz_support.h"
 #include "io/comparison_file.h"
 #include "io/config_json.h"
 #include "tiny_hf_folder.h"
