@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 status=0
-ATTNLAB_ASAN_TESTS="${ATTNLAB_ASAN_TESTS:-test_hostile_inputs test_hostile_hf_inputs test_checkpoint_files test_config test_comparison_file test_tokenizer}" \
+ATTNLAB_ASAN_TESTS="${ATTNLAB_ASAN_TESTS:-test_hostile_inputs test_hostile_hf_inputs test_fuzz_regressions test_checkpoint_files test_config test_comparison_file test_tokenizer}" \
   "$root/scripts/test-sanitizers.sh" asan || status=1
 "$root/scripts/fuzz.sh" --runs "${ATTNLAB_CI_FUZZ_RUNS:-2000}" || status=1
 exit "$status"

@@ -4,6 +4,7 @@
 #include "tokenizer/tokenizer_files.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -224,11 +225,16 @@ std::string readConfigs(const fs::path& folder, TokenizerSpec& spec, bool hasTem
   auto isAdded = [&](const std::string& content) {
     return std::any_of(spec.added.begin(), spec.added.end(), [&](const AddedToken& a) { return a.content == content; });
   };
-  for (const auto& [key, entry] : tokenizerConfig.value("added_tokens_decoder", json::object()).items()) {
+  // Held by name: items() of the temporary value() returns would outlive it (a use after scope).
+  const json decoder = tokenizerConfig.value("added_tokens_decoder", json::object());
+  for (const auto& [key, entry] : decoder.items()) {
     const std::string content = tokenContent(entry);
     if (content.empty() || isAdded(content)) continue;
-    spec.added.push_back({std::atoi(key.c_str()), content, flag(entry, "special", true), flag(entry, "lstrip", false),
-                          flag(entry, "rstrip", false)});
+    int id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0)
+      return (folder / "tokenizer_config.json").string() + ": added_tokens_decoder key '" + printableToken(key) + "' is not a token id";
+    spec.added.push_back({id, content, flag(entry, "special", true), flag(entry, "lstrip", false), flag(entry, "rstrip", false)});
   }
   // The named specials are never split, as the slow tokenizers treat them.
   for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
