@@ -3,10 +3,11 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/, each for a bounded number of
 # executions, and prints per target: executions, crashes (any sanitizer report, an escaped
 # exception, an allocation over the memory limit), hangs (an input taking over --timeout seconds)
-# and new coverage (edges and features found beyond the seed corpus). Seeds are valid files of
-# each format, written by fuzz_make_seeds; what a run adds is kept in build-asan/fuzz/corpus/
-# and grows from campaign to campaign. Findings go to build-asan/fuzz/findings/ (replay one with
-# build-asan/bin/fuzz_NAME FILE; each run of a target clears its old ones). Exits non-zero when any target crashed or hung.
+# and new coverage (edges and features this run added to what the seeds and the kept corpus
+# reach). Seeds are valid files of each format, written by fuzz_make_seeds; what a run adds is
+# kept in build-asan/fuzz/corpus/ and grows from campaign to campaign. Findings go to
+# build-asan/fuzz/findings/ (replay one with build-asan/bin/fuzz_NAME FILE; each run of a target
+# clears its old ones). Exits non-zero when any target crashed or hung.
 # Usage: scripts/fuzz.sh [--runs N] [--timeout S] [--only a,b] [--table FILE]   (default 100000 runs)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
