@@ -10,11 +10,15 @@
 
 namespace attnlab::fuzz {
 
-// A folder of this process's own under /tmp, made on first use and kept for the process's life.
+// A folder of this process's own under /tmp, made on first use and removed when the process exits.
 inline const std::filesystem::path& scratch() {
+  static char name[] = "/tmp/attnlab-fuzz-XXXXXX";  // no destructor: still there when atexit runs
   static const std::filesystem::path dir = [] {
-    char name[] = "/tmp/attnlab-fuzz-XXXXXX";
     if (!mkdtemp(name)) std::abort();
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(name, ec);
+    });
     return std::filesystem::path(name);
   }();
   return dir;
