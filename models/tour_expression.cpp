@@ -137,7 +137,22 @@ class Parser {
     while (!failed() && (accept("and") || accept("&&"))) n = binary("and", n, parseNot());
     return n;
   }
+  // Each "(", "not", "!" and "-" nests a level; parsing, evaluating and freeing the tree recurse once
+  // per level, so a hostile tour's 100,000 of them would overflow the stack.
+  static constexpr int kMaxDepth = 64;
+  struct Level {
+    int& depth;
+    explicit Level(int& d) : depth(++d) {}
+    ~Level() { --depth; }
+  };
+  bool tooDeep() {
+    if (depth_ > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return failed();
+  }
+
   NodePtr parseNot() {
+    Level level(depth_);
+    if (tooDeep()) return std::make_shared<Node>();
     if (accept("not")) return unary(Node::Kind::Not, parseNot());
     skipSpace();
     if (s_.compare(pos_, 2, "!=") != 0 && accept("!")) return unary(Node::Kind::Not, parseNot());
@@ -168,6 +183,8 @@ class Parser {
     return n;
   }
   NodePtr parseUnary() {
+    Level level(depth_);
+    if (tooDeep()) return std::make_shared<Node>();
     if (accept("-")) return unary(Node::Kind::Negate, parseUnary());
     return parseAtom();
   }
@@ -260,6 +277,7 @@ class Parser {
   std::vector<TourCall>& calls_;
   size_t pos_ = 0;
   size_t start_ = 0;  // where the last name began, for error columns
+  int depth_ = 0;     // nesting of the expression being parsed (Level)
   std::string error_;
 };
 
@@ -275,6 +293,11 @@ bool validFormat(const std::string& f) {
 
 std::string TourExpression::parse(const std::string& text, TourExpression& out,
                                   const std::function<std::string(const TourCall&)>& known) {
+  // A chain of operators makes a tree as deep as it is long, which evaluating and freeing recurse
+  // through: real conditions are a line, so a longer one is refused before it is parsed.
+  constexpr size_t kMaxLength = 1000;
+  if (text.size() > kMaxLength)
+    return "the expression is " + std::to_string(text.size()) + " characters long; at most " + std::to_string(kMaxLength) + " are read";
   TourExpression e;
   e.text_ = text;
   Parser parser(text, known, e.calls_);

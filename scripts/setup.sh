@@ -10,6 +10,7 @@ packages=(
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core imagemagick
   nodejs
   unicode-data  # the Unicode Character Database files scripts/generate_normalization_tables.py reads
+  clang libclang-rt-dev libomp-dev  # the sanitizer and libFuzzer build (scripts/test-sanitizers.sh, scripts/fuzz.sh)
 )
 
 missing=()

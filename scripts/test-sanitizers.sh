@@ -5,25 +5,13 @@
 # process (halt_on_error) and is also written under build-*/sanitizer-reports/, which must stay
 # empty, so a report from a child process (the CLI tests run attnlab-cli) counts too.
 # Usage: scripts/test-sanitizers.sh [asan|tsan]...  (default: both). Exits non-zero on any failure.
+# ATTNLAB_ASAN_TESTS="test_a test_b" builds and runs only those tests in the asan pass (CI's choice).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kinds=("$@")
 [[ ${#kinds[@]} -gt 0 ]] || kinds=(asan tsan)
 
-# -O1 keeps the instrumented tests fast enough for CI while leaving the stacks readable; -g1 gives
-# line numbers at a fraction of full debug info's compile time.
-configure() {
-  local build="$1" flags="$2"
-  local args=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_HEADLESS=ON
-              "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags")
-  if command -v ccache >/dev/null; then
-    args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
-  if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then
-    args+=(-G Ninja)
-  fi
-  "${args[@]}" >/dev/null
-}
+source "$root/scripts/sanitizer-configure.sh"
 
 # Runs ctest in $1 with the remaining arguments; fails if a test fails or any report was written.
 run_checked() {
@@ -46,16 +34,23 @@ for kind in "${kinds[@]}"; do
   case "$kind" in
     asan)
       build="$root/build-asan"
-      configure "$build" "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-      cmake --build "$build" -j"$(nproc)"
+      configure_asan
+      selected=()
+      if [[ -n "${ATTNLAB_ASAN_TESTS:-}" ]]; then
+        read -ra names <<<"$ATTNLAB_ASAN_TESTS"
+        cmake --build "$build" -j"$(nproc)" --target "${names[@]}"
+        selected=(-R "^($(IFS='|'; echo "${names[*]}"))\$")
+      else
+        cmake --build "$build" -j"$(nproc)"
+      fi
       reports="$build/sanitizer-reports"
       ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$reports/asan" \
       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan" \
-        run_checked "$build" || status=1
+        run_checked "$build" "${selected[@]}" || status=1
       ;;
     tsan)
       build="$root/build-tsan"
-      configure "$build" "-fsanitize=thread -fno-omit-frame-pointer"
+      configure_sanitized "$build" "-fsanitize=thread -fno-omit-frame-pointer"
       cmake --build "$build" -j"$(nproc)" --target test_background_job test_training_session
       reports="$build/sanitizer-reports"
       TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp:log_path=$reports/tsan" \

@@ -140,7 +140,7 @@ std::vector<Case> allCases(QString& unknownGates) {
           m.score_precision = precision.name, m.positional = positional, m.retention_gate = true;
         });
     for (const auto& [key, settings] : settingCases(AttentionRegistry::instance().create(variant.name)->settingSpecs()))
-      add("setting_" + key, [&](ModelConfig& m) { m.attention_settings = settings; });
+      add("setting_" + key, [settings = settings](ModelConfig& m) { m.attention_settings = settings; });
     add("attention_only_untied", [](ModelConfig& m) { m.attention_only = true, m.tied_embeddings = false; });
     for (const auto& [what, change] : blockOptions())
       if (variant.name == "softmax" || what.find("_blocks") != std::string::npos) add(what, change);

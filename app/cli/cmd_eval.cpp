@@ -11,6 +11,7 @@
 #include "eviction_flags.h"
 #include "format.h"
 #include "kv/live_cache_eval.h"
+#include "list_flags.h"
 #include "model/kv_bytes.h"
 #include "model/workspace.h"
 #include "opened_model.h"
@@ -26,26 +27,6 @@ Json resultJson(const EvalResult& r) {
           {"perplexity", numberOrNull(r.perplexity)},
           {"accuracy", numberOrNull(r.accuracy)},
           {"exact_match", numberOrNull(r.exact_match)}};
-}
-
-// "1,2,4,8" -> {1, 2, 4, 8}: positive multiples of the training length, at most 64.
-std::vector<double> parseMultiples(const std::string& text) {
-  std::vector<double> out;
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) {
-    size_t used = 0;
-    double m = 0;
-    try {
-      m = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !(m > 0) || m > 64)
-      throw CliError("--lengths: '" + item + "' is not a multiple of the training length in (0, 64] (example: --lengths 1,2,4,8)", kExitUsage);
-    out.push_back(m);
-  }
-  if (out.empty()) throw CliError("--lengths needs at least one multiple (example: --lengths 1,2,4,8)", kExitUsage);
-  return out;
 }
 
 std::string multipleText(double m) {

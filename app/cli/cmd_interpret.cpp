@@ -10,35 +10,17 @@
 #include "cli_error.h"
 #include "command.h"
 #include "interpret/interpretation.h"
+#include "list_flags.h"
 #include "opened_model.h"
 #include "setup.h"
 
 namespace attnlab::cli {
 namespace {
 
-std::vector<int> idList(const std::string& flag, const std::string& text, int vocab) {
-  std::vector<int> ids;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
-    size_t used = 0;
-    long long id = -1;
-    try {
-      id = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size()) throw CliError("--" + flag + ": '" + item + "' is not a token id (give ids like 3,1,4)");
-    if (id < 0 || id >= vocab) throw CliError("--" + flag + ": token id " + item + " is outside the vocabulary of " + std::to_string(vocab));
-    ids.push_back(static_cast<int>(id));
-  }
-  if (ids.empty()) throw CliError("--" + flag + " holds no token id");
-  return ids;
-}
-
 // The prompt given as --<flag> TEXT or --<flag>-ids LIST (--text pairs with --ids); empty when neither.
 std::vector<int> prompt(const Args& args, const std::string& flag, const std::string& idFlag, const OpenedModel& opened) {
   if (args.has(flag) && args.has(idFlag)) throw CliError("give --" + flag + " or --" + idFlag + ", not both");
-  if (args.has(idFlag)) return idList(idFlag, args.text(idFlag), opened.model().config().vocab);
+  if (args.has(idFlag)) return parseIdList(idFlag, args.text(idFlag), opened.model().config().vocab);
   if (args.has(flag)) return encodeText(args, opened, flag);
   return {};
 }

@@ -13,20 +13,13 @@
 #include "format.h"
 #include "kv/eviction_policy.h"
 #include "kv/live_cache_study.h"
+#include "list_flags.h"
 #include "report_chart.h"
 #include "study_extrapolation.h"
 #include "study_seed_checks.h"
 
 namespace attnlab::cli {
 namespace {
-
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // The preset (sized to finish in under 15 minutes on 2 idle cores), --quick, then each flag.
 LiveCacheStudySettings settingsFrom(const Args& args) {
@@ -55,29 +48,8 @@ LiveCacheStudySettings settingsFrom(const Args& args) {
   s.threshold = args.number("threshold", s.threshold, 0.0, 1.0);
   s.eval_sequences = static_cast<int>(args.integer("eval-sequences", s.eval_sequences, 1, 100000));
   s.threads = static_cast<int>(args.integer("threads", s.threads, 1, 64));
-  if (args.has("seeds")) {
-    s.seeds.clear();
-    for (const std::string& item : splitList(args.text("seeds"))) {
-      size_t used = 0;
-      unsigned long long seed = 0;
-      try {
-        seed = std::stoull(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != item.size() || item[0] == '-') throw CliError("--seeds '" + args.text("seeds") + "' is not a list of whole numbers such as 1,2,3");
-      s.seeds.push_back(seed);
-    }
-  }
-  if (args.has("budgets")) {
-    s.budget_ratios.clear();
-    for (const std::string& item : splitList(args.text("budgets"))) {
-      Budget b;
-      if (std::string why = parseBudget(item, "head", b); !why.empty() || b.kind != Budget::Kind::ratio)
-        throw CliError("--budgets takes shares of the positions seen, such as 12.5%,25%,50% ('" + item + "')");
-      s.budget_ratios.push_back(b.value);
-    }
-  }
+  if (args.has("seeds")) s.seeds = parseSeedList(args.text("seeds"));
+  if (args.has("budgets")) s.budget_ratios = parseBudgetShares(args.text("budgets"));
   if (args.has("policies")) s.sweep_policies = splitList(args.text("policies"));
   if (std::string why = validateStudy(s); !why.empty()) throw CliError(why);
   return s;

@@ -9,7 +9,7 @@ namespace attnlab {
 std::string checkTaskSettings(const Settings& settings, const std::vector<SettingSpec>& specs,
                               const std::string& task) {
   for (const auto& [key, value] : settings) {
-    const bool declared = std::any_of(specs.begin(), specs.end(), [&](const SettingSpec& s) { return s.key == key; });
+    const bool declared = std::any_of(specs.begin(), specs.end(), [&name = key](const SettingSpec& s) { return s.key == name; });
     if (declared) continue;
     std::string known;
     for (const auto& s : specs) known += (known.empty() ? "" : ", ") + s.key;

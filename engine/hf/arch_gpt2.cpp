@@ -27,7 +27,7 @@ class Gpt2 : public Architecture {
     c.n_layers = r.positive("n_layer");
     c.n_heads = r.positive("n_head");
     c.context = r.positiveOr("n_positions", r.positiveOr("n_ctx", 1024));
-    c.d_ff = r.positiveOr("n_inner", 4 * c.d_model);
+    c.d_ff = r.positiveOr("n_inner", fourTimes(c.d_model));
     c.norm = "layernorm";
     c.norm_eps = r.number("layer_norm_epsilon", 1e-5);
     const std::string act = r.text("activation_function", "gelu_new");

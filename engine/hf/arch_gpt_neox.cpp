@@ -21,7 +21,7 @@ class GptNeox : public Architecture {
     c.d_model = r.positive("hidden_size");
     c.n_layers = r.positive("num_hidden_layers");
     c.n_heads = r.positive("num_attention_heads");
-    c.d_ff = r.positiveOr("intermediate_size", 4 * c.d_model);
+    c.d_ff = r.positiveOr("intermediate_size", fourTimes(c.d_model));
     c.context = r.positiveOr("max_position_embeddings", 2048);
     c.norm = "layernorm";
     c.norm_eps = r.number("layer_norm_eps", 1e-5);

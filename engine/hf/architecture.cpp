@@ -24,7 +24,7 @@ int ConfigReader::positiveOr(const char* key, int fallback) {
   if (!j_.contains(key) || j_[key].is_null()) return fallback;
   const Json& v = j_[key];
   if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 30)) {
-    fail(std::string(key) + " must be a positive integer, got " + v.dump());
+    fail(std::string(key) + " must be a positive integer up to 2^30, got " + v.dump());
     return fallback;
   }
   return static_cast<int>(v.get<int64_t>());

@@ -73,6 +73,10 @@ class ConfigReader {
   std::string error_;
 };
 
+// The default MLP width, 4 x d_model, held in an int (a hostile d_model of 2^30 would overflow it;
+// the parameter bound refuses such a model later).
+inline int fourTimes(int width) { return width > (1 << 28) ? 1 << 30 : 4 * width; }
+
 // stored -> value conversions.
 void copyAs(const Mat& stored, Mat& value);                 // same layout
 void transposed(const Mat& stored, Mat& value);             // [in, out] (GPT-2's Conv1D) -> [out, in]

@@ -10,6 +10,8 @@
 #include "hf/architecture.h"
 #include "hf/tensor_file.h"
 #include "io/files.h"
+#include "io/folder_links.h"
+#include "io/json_limits.h"
 
 namespace attnlab::hf {
 
@@ -68,11 +70,32 @@ std::string mostCommonDtype(const std::vector<TensorEntry>& entries) {
   return best;
 }
 
+// The parameters of a model built from `c`, in T: double for a bound that cannot wrap, as sizes of
+// up to 2^30 each multiply past 2^64.
+template <class T>
+T countParameters(const ModelConfig& c) {
+  const T d = c.d_model, V = c.vocab, ff = c.d_ff, q = T(c.n_heads) * c.headDim(), kv = T(c.kvHeads()) * c.headDim();
+  const T norm = c.norm == "layernorm" ? 2 * d : d;
+  const bool glu = c.mlp == "swiglu";
+  T block = norm + d * (q + 2 * kv) + q * d + (c.qkv_bias ? q + 2 * kv : 0) + (c.out_bias ? d : 0);
+  if (!c.attention_only) block += norm + (glu ? 3 : 2) * d * ff + (c.mlp_bias ? (glu ? 2 : 1) * ff + d : 0);
+  return V * d * (c.tied_embeddings ? 1 : 2) + (c.positional == "learned" ? T(c.context) * d : 0) + T(c.n_layers) * block + norm;
+}
+
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", value);
+  return text;
+}
+
+// 2^50 parameters (4 PiB as float32): past any machine, and far below where the byte counts wrap.
+constexpr double kMostParameters = 1125899906842624.0;
+
 }  // namespace
 
 bool isHfFolder(const std::string& dir) {
   std::string text;
-  if (!readWholeFile((fs::path(dir) / "config.json").string(), text).empty()) return false;
+  if (!readWholeFile((fs::path(dir) / "config.json").string(), text).empty() || !checkJsonDepth(text).empty()) return false;
   const Json j = Json::parse(text, nullptr, false);
   return j.is_object() && j.contains("model_type");
 }
@@ -81,8 +104,10 @@ std::string supportedArchitectures() { return ArchitectureRegistry::instance().n
 
 std::string readHfConfig(const std::string& dir, HfModelInfo& info) {
   const std::string path = (fs::path(dir) / "config.json").string();
+  if (std::string why = checkLinksStayInFolder(dir); !why.empty()) return why;
   std::string text;
   if (std::string why = readWholeFile(path, text); !why.empty()) return why;
+  if (std::string why = checkJsonDepth(text); !why.empty()) return path + ": " + why;
   const Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return path + ": not valid JSON";
   if (!j.is_object() || !j.contains("model_type") || !j["model_type"].is_string())
@@ -95,6 +120,8 @@ std::string readHfConfig(const std::string& dir, HfModelInfo& info) {
   info.config = ModelConfig{};
   info.config.attention = {"softmax"};
   if (std::string why = arch->configure(j, info.config); !why.empty()) return path + ": " + info.model_type + " " + why;
+  if (const double count = countParameters<double>(info.config); count > kMostParameters)
+    return path + ": the model would have about " + scientific(count) + " parameters, more than any machine holds";
   info.parameters = parameterCount(info.config);
   return {};
 }
@@ -109,16 +136,7 @@ std::string readHfInfo(const std::string& dir, HfModelInfo& info) {
   return {};
 }
 
-uint64_t parameterCount(const ModelConfig& c) {
-  const uint64_t d = c.d_model, V = c.vocab, ff = c.d_ff, q = static_cast<uint64_t>(c.n_heads) * c.headDim(),
-                 kv = static_cast<uint64_t>(c.kvHeads()) * c.headDim();
-  const uint64_t norm = c.norm == "layernorm" ? 2 * d : d;
-  const bool glu = c.mlp == "swiglu";
-  uint64_t block = norm + d * (q + 2 * kv) + q * d + (c.qkv_bias ? q + 2 * kv : 0) + (c.out_bias ? d : 0);
-  if (!c.attention_only) block += norm + (glu ? 3 : 2) * d * ff + (c.mlp_bias ? (glu ? 2 : 1) * ff + d : 0);
-  return V * d * (c.tied_embeddings ? 1 : 2) + (c.positional == "learned" ? static_cast<uint64_t>(c.context) * d : 0) +
-         c.n_layers * block + norm;
-}
+uint64_t parameterCount(const ModelConfig& c) { return countParameters<uint64_t>(c); }
 
 uint64_t inferenceBytes(const ModelConfig& config, int tokens) {
   return parameterCount(config) * sizeof(float) + activationBytes(config, 1, tokens);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
+#include "io/json_limits.h"
 
 namespace attnlab::hf {
 
@@ -118,6 +119,7 @@ std::string readTensorHeader(const std::string& path, std::vector<TensorEntry>& 
   if (headerSize > kMaxHeaderBytes) return where + "header length " + std::to_string(headerSize) + " exceeds the 100 MB limit";
   std::string text(headerSize, '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(headerSize))) return where + "cannot read the header";
+  if (std::string why = checkJsonDepth(text); !why.empty()) return where + "header " + why;
   Json header;
   try {
     header = Json::parse(text);
@@ -141,6 +143,7 @@ std::string readShardIndex(const std::string& dir, std::vector<std::string>& fil
   const std::string path = (fs::path(dir) / "model.safetensors.index.json").string();
   std::string text;
   if (std::string why = readWholeFile(path, text); !why.empty()) return why;
+  if (std::string why = checkJsonDepth(text); !why.empty()) return path + ": " + why;
   Json index;
   try {
     index = Json::parse(text);

@@ -10,6 +10,7 @@
 #include "io/checkpoint_tokenizer.h"
 #include "io/config_json.h"
 #include "io/files.h"
+#include "io/folder_links.h"
 #include "io/training_state.h"
 #include "train/memory_estimate.h"
 
@@ -101,6 +102,7 @@ std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return folder.string() + ": no such checkpoint folder";
   if (!fs::exists(folder / kConfigFile, ec)) return configPath + ": missing (not an attnlab checkpoint folder?)";
+  if (std::string why = checkLinksStayInFolder(folder.string()); !why.empty()) return why;
 
   std::string text;
   if (std::string why = readWholeFile(configPath, text); !why.empty()) return why;

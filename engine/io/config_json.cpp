@@ -108,9 +108,10 @@ Item* findByKey(std::vector<Item>& items, std::string_view key) {
   return nullptr;
 }
 
-// A JSON value as it appears in a message, shortened so the message stays one line.
+// A JSON value as it appears in a message, shortened so the message stays one line. Text from a
+// flag or a tour may not be UTF-8: its bad bytes are shown as U+FFFD instead of throwing.
 std::string shown(const Json& j) {
-  std::string s = j.dump();
+  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 

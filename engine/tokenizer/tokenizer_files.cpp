@@ -4,12 +4,15 @@
 #include "tokenizer/tokenizer_files.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "data/utf8.h"
 #include "io/files.h"
+#include "io/folder_links.h"
+#include "io/json_limits.h"
 
 namespace attnlab {
 
@@ -215,17 +218,23 @@ std::string readConfigs(const fs::path& folder, TokenizerSpec& spec, bool hasTem
     if (!fs::exists(path, ec)) continue;
     std::string text;
     if (std::string why = readWholeFile(path.string(), text); !why.empty()) return why;
+    if (std::string why = checkJsonDepth(text); !why.empty()) return path.string() + ": " + why;
     *target = json::parse(text, nullptr, false);
     if (!target->is_object()) return path.string() + ": not a JSON object";
   }
   auto isAdded = [&](const std::string& content) {
     return std::any_of(spec.added.begin(), spec.added.end(), [&](const AddedToken& a) { return a.content == content; });
   };
-  for (const auto& [key, entry] : tokenizerConfig.value("added_tokens_decoder", json::object()).items()) {
+  // Held by name: items() of the temporary value() returns would outlive it (a use after scope).
+  const json decoder = tokenizerConfig.value("added_tokens_decoder", json::object());
+  for (const auto& [key, entry] : decoder.items()) {
     const std::string content = tokenContent(entry);
     if (content.empty() || isAdded(content)) continue;
-    spec.added.push_back({std::atoi(key.c_str()), content, flag(entry, "special", true), flag(entry, "lstrip", false),
-                          flag(entry, "rstrip", false)});
+    int id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0)
+      return (folder / "tokenizer_config.json").string() + ": added_tokens_decoder key '" + printableToken(key) + "' is not a token id";
+    spec.added.push_back({id, content, flag(entry, "special", true), flag(entry, "lstrip", false), flag(entry, "rstrip", false)});
   }
   // The named specials are never split, as the slow tokenizers treat them.
   for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
@@ -251,6 +260,7 @@ std::string readConfigs(const fs::path& folder, TokenizerSpec& spec, bool hasTem
 std::string parseTokenizerJson(const std::string& text, const std::string& source, TokenizerSpec& spec) {
   spec = TokenizerSpec();
   spec.source = source;
+  if (std::string why = checkJsonDepth(text); !why.empty()) return source + ": " + why;
   const json root = json::parse(text, nullptr, false);
   if (!root.is_object()) return source + ": not a JSON object (truncated or not a tokenizer.json?)";
   if (!root.contains("model")) return source + ": no \"model\" (not a tokenizer.json?)";
@@ -278,6 +288,7 @@ std::string parseVocabAndMerges(const std::string& vocabJson, const std::string&
   spec.source = source;
   spec.kind = "byte_level_bpe";
   spec.steps = {{PreTokenizeStep::Kind::Pattern, SplitPattern::Gpt2}};
+  if (std::string why = checkJsonDepth(vocabJson); !why.empty()) return source + ": " + why;
   const json vocab = json::parse(vocabJson, nullptr, false);
   if (std::string why = readVocab(vocab, spec); !why.empty()) return source + ": " + why;
   const fs::path merges = fs::path(source).parent_path() / "merges.txt";
@@ -299,6 +310,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& path, std::string& e
   std::error_code ec;
   fs::path file(path);
   if (fs::is_directory(file, ec)) {
+    if ((error = checkLinksStayInFolder(path)); !error.empty()) return nullptr;
     if (fs::exists(file / "tokenizer.json", ec)) file /= "tokenizer.json";
     else if (fs::exists(file / "vocab.json", ec)) file /= "vocab.json";
     else {

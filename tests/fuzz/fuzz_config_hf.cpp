@@ -1,0 +1,17 @@
+// A Hugging Face config.json (hf/hf_model.h readHfConfig): every registered architecture's reader,
+// and the parameter and memory estimates made from what it read.
+#include "fuzz_support.h"
+#include "hf/hf_model.h"
+
+using namespace attnlab;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto dir = fuzz::scratch();
+  fuzz::writeFile(dir / "config.json", fuzz::bytesOf(data, size));
+  hf::HfModelInfo info;
+  if (hf::readHfConfig(dir.string(), info).empty()) {
+    hf::inferenceBytes(info.config, hf::kEstimatedProbeTokens);
+    hf::trainingBytes(info.config, 8, info.config.context);
+  }
+  return 0;
+}
