@@ -11,6 +11,20 @@
 
 namespace attnlab::testing {
 
+// The shape the gradient checks share: small enough for finite differences over every parameter.
+inline ModelConfig gradCheckConfig(const std::string& attention, const std::string& positional) {
+  ModelConfig c;
+  c.vocab = 7;
+  c.d_model = 8;
+  c.n_layers = 2;
+  c.n_heads = 2;
+  c.d_ff = 12;
+  c.context = 8;
+  c.attention = {attention};
+  c.positional = positional;
+  return c;
+}
+
 struct GradCheckCase {
   std::vector<int> tokens, targets;
   int B = 2, T = 0;

@@ -17,18 +17,7 @@ using namespace attnlab;
 namespace {
 using testing::randomVector;
 
-ModelConfig tiny(const std::string& variant) {
-  ModelConfig c;
-  c.vocab = 7;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.d_ff = 12;
-  c.context = 8;
-  c.attention = {variant};
-  c.positional = "none";
-  return c;
-}
+ModelConfig tiny(const std::string& variant) { return testing::gradCheckConfig(variant, "none"); }
 
 // A variant with its parameters drawn at random (gate biases far from their initial values).
 struct Direct {

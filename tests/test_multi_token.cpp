@@ -17,18 +17,7 @@ using namespace attnlab;
 namespace {
 using testing::randomVector;
 
-ModelConfig tiny(const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 7;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.d_ff = 12;
-  c.context = 8;
-  c.attention = {"multi_token"};
-  c.positional = positional;
-  return c;
-}
+ModelConfig tiny(const std::string& positional) { return testing::gradCheckConfig("multi_token", positional); }
 
 struct Direct {
   std::unique_ptr<AttentionVariant> attn;

@@ -51,9 +51,9 @@ NewComparisonDialog::NewComparisonDialog(const ExperimentConfig& current, QWidge
 }
 
 void NewComparisonDialog::addModelFolder(const QString& dir) {
-  ExperimentConfig placeholder;  // what the pane is called until the model is open; never trained
-  placeholder.name = QDir(dir).dirName().toStdString();
-  configs_.push_back(placeholder);
+  ExperimentConfig standIn;  // names the pane until the model is open; never trained
+  standIn.name = QDir(dir).dirName().toStdString();
+  configs_.push_back(standIn);
   folders_ << dir;
   auto* item = new QListWidgetItem(tr("Model folder: %1").arg(QDir(dir).dirName()), list_);
   item->setToolTip(QDir::toNativeSeparators(dir));
