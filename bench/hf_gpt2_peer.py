@@ -5,7 +5,10 @@ tokens (ms), cached decoding of M tokens after it (tokens/s) and peak resident m
 is GPT-2's published definition written here in float32 (transformers is not used).
 
 usage: hf_gpt2_peer.py --write DIR [--tiny]
-       hf_gpt2_peer.py --run DIR [--threads N] [--prefill N] [--decode N] [--passes N]"""
+       hf_gpt2_peer.py --run DIR [--threads N] [--prefill N] [--decode N] [--passes N] [--heap-reuse]
+
+--heap-reuse gives PyTorch the heap settings attnlab runs with (engine/core/heap_reuse.h: freed
+blocks up to 256 MiB stay in the heap), so that the two sides can also be compared on equal terms."""
 import argparse
 import json
 import math
@@ -99,7 +102,16 @@ class Gpt2:
         return x @ W["wte.weight"].T
 
 
-def run(folder, threads, prefill, decode, passes):
+def keep_freed_blocks_for_reuse():
+    import ctypes
+    libc, M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = ctypes.CDLL("libc.so.6"), -1, -3
+    if not (libc.mallopt(M_MMAP_THRESHOLD, 256 << 20) == 1 and libc.mallopt(M_TRIM_THRESHOLD, 256 << 20) == 1):
+        sys.exit("hf_gpt2_peer.py: this C library refused the heap settings")
+
+
+def run(folder, threads, prefill, decode, passes, heap_reuse):
+    if heap_reuse:
+        keep_freed_blocks_for_reuse()
     torch.set_num_threads(threads)
     cfg, W = load(folder)
     model = Gpt2(cfg, W)
@@ -121,7 +133,7 @@ def run(folder, threads, prefill, decode, passes):
             rates.append(decode / (time.perf_counter() - start))
     median = lambda v: sorted(v)[len(v) // 2]
     weights = sum(t.numel() for t in W.values()) * 4 / 1048576
-    print(json.dumps({"side": "pytorch", "workload": "gpt2", "threads": threads, "prefill_tokens": prefill,
+    print(json.dumps({"side": "pytorch, heap reuse" if heap_reuse else "pytorch", "workload": "gpt2", "threads": threads, "prefill_tokens": prefill,
                       "prefill_ms": median(times), "prefill_cpu_ms": median(cpu_times), "decode_tokens": decode, "decode_tokens_per_second": median(rates),
                       "weights_mb": weights, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
@@ -135,11 +147,12 @@ def main():
     ap.add_argument("--prefill", type=int, default=512)
     ap.add_argument("--decode", type=int, default=128)
     ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--heap-reuse", action="store_true")
     a = ap.parse_args()
     if a.write:
         write(a.write, TINY if a.tiny else SMALL)
     if a.run:
-        run(a.run, a.threads, a.prefill, a.decode, a.passes)
+        run(a.run, a.threads, a.prefill, a.decode, a.passes, a.heap_reuse)
     if not (a.write or a.run):
         ap.error("give --write DIR and/or --run DIR")
 

@@ -55,7 +55,7 @@ nlohmann::json timeHfModel(const std::string& dir, int threads, int prefill, int
   ws.reset();
 
   std::vector<double> decodeRates;
-  for (int p = 0; p < passes; ++p) {
+  for (int p = 0; p < passes && decode > 0; ++p) {  // --decode 0: prefill alone (to profile it)
     Decoder decoder(*model, makeEvictionPolicy("full", {}, c), "full", Budget{});
     for (int t = 0; t < prefill; ++t) decoder.step(tokens[t]);
     const auto start = std::chrono::steady_clock::now();

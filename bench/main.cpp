@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/heap_reuse.h"
 #include "decoding.h"
 #include "gemm_products.h"
 #include "hf_model.h"
@@ -28,7 +29,7 @@ constexpr const char* kUsage =
     "                                                   cached decoding of the default model, full cache and each\n"
     "                                                   eviction policy at the budget (default 64): one JSON line each;\n"
     "                                                   --policy: that one alone (to profile it)\n"
-    "       attnlab-bench --hf FOLDER [--threads N] [--prefill N] [--decode N] [--passes N]\n"
+    "       attnlab-bench --hf FOLDER [--threads N] [--prefill N] [--decode N (0: prefill alone)] [--passes N]\n"
     "                                                   workload gpt2: prefill ms, cached decoding tokens/s and peak\n"
     "                                                   memory of a Hugging Face folder (bench/hf_gpt2_peer.py --write)\n"
     "       attnlab-bench --interpret [--threads N] [--passes N] [--gpt2 1]\n"
@@ -39,7 +40,9 @@ constexpr const char* kUsage =
     "                                                   threads running at once\n"
     "       attnlab-bench --gemm                       the hot matrix products at the workloads' shapes: GFLOP/s of\n"
     "                                                   CPU time with Eigen and with each micro-kernel, one thread\n"
-    "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n";
+    "       attnlab-bench --summarize FILE             results of both sides (JSON lines) as a Markdown table\n"
+    "       --stock-heap (with any of the above)       leave glibc's heap settings as they are (the programs keep\n"
+    "                                                   freed blocks for reuse: core/heap_reuse.h)\n";
 
 [[noreturn]] void fail(const std::string& why) {
   std::cerr << "attnlab-bench: " << why << "\n";
@@ -62,9 +65,14 @@ int main(int argc, char** argv) {
   using namespace attnlab;
   std::string mode, value, policy;
   bool gpt2 = false;
+  bool stockHeap = false;  // --stock-heap: glibc's own settings, to measure what the reuse gives
   int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64, prefill = 512, decode = 128;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--stock-heap") {
+      stockHeap = true;
+      continue;
+    }
     if (a == "--list" || a == "--decoding" || a == "--interpret" || a == "--peak" || a == "--gemm") {
       mode = a;
       continue;
@@ -83,10 +91,11 @@ int main(int argc, char** argv) {
     else if (a == "--gpt2") gpt2 = integerArg(next, "--gpt2", 0, 1) == 1;
     else if (a == "--budget") budget = integerArg(next, "--budget", 1, 100000);
     else if (a == "--prefill") prefill = integerArg(next, "--prefill", 1, 1 << 20);
-    else if (a == "--decode") decode = integerArg(next, "--decode", 1, 1 << 20);
+    else if (a == "--decode") decode = integerArg(next, "--decode", 0, 1 << 20);
     else fail("unknown argument '" + a + "'\n" + kUsage);
   }
   if (mode.empty()) fail(std::string("nothing to do\n") + kUsage);
+  if (!stockHeap) keepFreedBlocksForReuse();  // as attnlab and attnlab-cli run
 
   if (mode == "--list") {
     for (const bench::Workload& w : bench::workloads()) std::cout << w.name << "\t" << w.what << "\n";

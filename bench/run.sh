@@ -20,7 +20,8 @@ usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "defau
                  the default preset trains 20 steps, then 128x128 heatmap redraws)
   --gpt2         also workload gpt2: a GPT-2-small-shaped Hugging Face folder with random weights
                  (bench/hf_gpt2_peer.py --write), prefill of 512 tokens, cached decoding of 128, peak
-                 memory, both sides; lines go to <out>-gpt2.jsonl and are printed as they are
+                 memory, both sides (PyTorch twice: as shipped, and with the heap settings attnlab runs
+                 with); lines go to <out>-gpt2.jsonl and are printed as they are
   --interpret    also the causal toolkit (attnlab-bench --interpret --gpt2 1, 2 threads, once): forward with no
                  hook against a hook wanting no site, a residual patching sweep of the induction model (target
                  < 2 s), per-head patching of a GPT-2-small-shaped model on 20 tokens (target < 60 s); lines go
@@ -117,8 +118,12 @@ if [ "$gpt2" = 1 ]; then
     for r in $(seq 1 "$reps"); do
       echo "  gpt2, $t thread(s), repetition $r/$reps" >&2
       "$bench" --hf "$folder" --threads "$t" --passes 3 >>"${out%.jsonl}-gpt2.jsonl"
-      [ "$peer" = 1 ] && OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/hf_gpt2_peer.py" \
-        --run "$folder" --threads "$t" --passes 3 >>"${out%.jsonl}-gpt2.jsonl"
+      if [ "$peer" = 1 ]; then  # PyTorch as shipped, then with attnlab's heap settings
+        for heap in "" --heap-reuse; do
+          OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/hf_gpt2_peer.py" \
+            --run "$folder" --threads "$t" --passes 3 $heap >>"${out%.jsonl}-gpt2.jsonl"
+        done
+      fi
     done
   done
 fi

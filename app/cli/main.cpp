@@ -5,6 +5,7 @@
 #include <new>
 
 #include "cli_error.h"
+#include "core/heap_reuse.h"
 #include "command.h"
 #include "train/trainer.h"
 
@@ -83,6 +84,7 @@ void printError(std::string what) {
 
 int main(int argc, char** argv) {
   using namespace attnlab::cli;
+  attnlab::keepFreedBlocksForReuse();
   try {
     return run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const CliError& e) {

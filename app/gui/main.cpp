@@ -7,6 +7,7 @@
 
 #include "attention_map_model.h"
 #include "comparison_window.h"
+#include "core/heap_reuse.h"
 #include "head_selection.h"
 #include "launch_options.h"
 #include "selection_link.h"
@@ -36,6 +37,7 @@ static int runComparison(const attnlab::LaunchOptions& options) {
 }
 
 int main(int argc, char** argv) {
+  attnlab::keepFreedBlocksForReuse();
   // OpenGL 3.2 core with a depth buffer, set before QApplication exists: what the VTK views
   // (QOpenGLWidget + vtkGenericOpenGLRenderWindow, see PLATFORM.md) need.
   QSurfaceFormat format;
