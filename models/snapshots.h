@@ -35,7 +35,7 @@ struct ProgressSnapshot {
   double accuracy = kNotMeasured;  // the most recent validation accuracy
   double lr = 0;
   double tokens_per_second = 0;  // smoothed over recent steps
-  double steps_per_second = 0;   // smoothed, including validation and trace time
+  double steps_per_second = kNotMeasured;  // smoothed, including validation and trace time (StepTimer)
   double seconds_left = kNotMeasured;
 };
 

@@ -1,8 +1,14 @@
 #include "step_timer.h"
 
+#include <limits>
+
 namespace attnlab {
 
 void StepTimer::add(double seconds) {
+  if (!warmedUp_) {
+    warmedUp_ = true;
+    return;
+  }
   if (count_ == kWindow) sum_ -= window_[next_];
   else ++count_;
   window_[next_] = seconds;
@@ -10,6 +16,8 @@ void StepTimer::add(double seconds) {
   next_ = (next_ + 1) % kWindow;
 }
 
-double StepTimer::secondsPerStep() const { return count_ == 0 ? 0 : sum_ / static_cast<double>(count_); }
+double StepTimer::secondsPerStep() const {
+  return settled() ? sum_ / static_cast<double>(count_) : std::numeric_limits<double>::quiet_NaN();
+}
 
 }  // namespace attnlab

@@ -386,7 +386,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
     progress.step = step.step;
     progress.loss = step.loss;
     progress.lr = step.lr;
-    progress.steps_per_second = 1.0 / std::max(stepTimer.secondsPerStep(), 1e-9);
+    progress.steps_per_second = stepTimer.settled() ? 1.0 / std::max(stepTimer.secondsPerStep(), 1e-9) : kNotMeasured;
     progress.seconds_left = stepTimer.secondsLeft(train.steps - step.step);
     publishStep(point, progress);
   }

@@ -1,14 +1,11 @@
 #include "head_table_view.h"
 
-#include <QChart>
-#include <QChartView>
 #include <QContextMenuEvent>
 #include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QLineSeries>
 #include <QMenu>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -16,29 +13,17 @@
 #include <QTableView>
 #include <QTextStream>
 #include <QVBoxLayout>
-#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "attention_map_model.h"
+#include "head_drop_chart.h"
 #include "head_selection.h"
 #include "head_table_model.h"
 
 namespace attnlab {
 
 namespace {
-
-struct CurveStyle {
-  const char* order;
-  const char* name;
-  QColor colour;
-};
-const CurveStyle kCurves[] = {
-    {"ascending", "least important first", QColor(0x2a, 0x9d, 0x5c)},
-    {"descending", "most important first", QColor(0xd1, 0x49, 0x3f)},
-    {"random", "random order", QColor(0x6b, 0x6b, 0x6b)},
-};
 
 // CSV names of the columns, in HeadTableModel::Column order.
 const char* const kCsvColumns[] = {"layer", "head", "variant", "entropy", "normalised_entropy", "mean_distance", "sink",
@@ -82,27 +67,7 @@ HeadTableView::HeadTableView(const ViewContext& context, QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(HeadTableModel::On, QHeaderView::ResizeToContents);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &HeadTableView::selectFromTable);
 
-  auto* chart = new QChart;
-  chart->legend()->setAlignment(Qt::AlignBottom);
-  chart->setMargins(QMargins(4, 4, 4, 4));
-  auto* x = new QValueAxis;
-  auto* y = new QValueAxis;
-  x->setTitleText(tr("heads removed"));
-  x->setLabelFormat(QStringLiteral("%d"));
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (const CurveStyle& style : kCurves) {
-    auto* series = new QLineSeries;
-    series->setName(tr(style.name));
-    series->setPen(QPen(style.colour, 2));
-    series->setPointsVisible(true);
-    chart->addSeries(series);
-    series->attachAxis(x);
-    series->attachAxis(y);
-  }
-  chart_ = new QChartView(chart, this);
-  chart_->setRenderHint(QPainter::Antialiasing);
-  chart_->setMinimumHeight(220);
+  chart_ = new HeadDropChart(model_, this);
 
   auto* top = new QHBoxLayout;
   top->addWidget(status_, 1);
@@ -176,49 +141,7 @@ void HeadTableView::followSelection() {
 }
 
 void HeadTableView::redrawCurves() {
-  QChart* chart = chart_->chart();
-  const LiveHeadImportance* importance = model_->importance();
-  const bool accuracy = model_->hasAnswers();
-  auto* x = static_cast<QValueAxis*>(chart->axes(Qt::Horizontal).constFirst());
-  auto* y = static_cast<QValueAxis*>(chart->axes(Qt::Vertical).constFirst());
-  y->setTitleText(accuracy ? tr("accuracy") : tr("validation loss"));
-  const int offHeads = importance ? model_->rowCount() - int(importance->curves.front().removed.size()) : 0;
-  const QString metric = accuracy ? tr("accuracy on the answer tokens") : tr("validation loss (nats)");
-  chart->setTitle(offHeads > 0 ? tr("Head-drop curves: %1 as more heads are switched off (%2 already off)").arg(metric).arg(offHeads)
-                               : tr("Head-drop curves: %1 as heads are switched off one by one").arg(metric));
-  double top = 0, bottom = std::numeric_limits<double>::infinity();
-  int most = 1;
-  const auto series = chart->series();
-  for (int i = 0; i < series.size(); ++i) {
-    auto* line = static_cast<QLineSeries*>(series[i]);
-    QList<QPointF> points;
-    if (importance)
-      for (const HeadDropCurve& curve : importance->curves)
-        if (curve.order == kCurves[i].order)
-          for (size_t k = 0; k < curve.metric.size(); ++k)
-            if (std::isfinite(curve.metric[k])) {
-              points.append(QPointF(double(curve.count[k]), curve.metric[k]));
-              top = std::max(top, curve.metric[k]);
-              bottom = std::min(bottom, curve.metric[k]);
-              most = std::max(most, curve.count[k]);
-            }
-    line->replace(points);
-  }
-  x->setRange(0, most);
-  x->setTickCount(std::min(most, 16) + 1);
-  if (accuracy) {
-    y->setRange(0, 1);
-    y->setTickCount(6);
-    y->setLabelFormat(QStringLiteral("%.1f"));
-  } else {
-    // Loss curves can differ by little against their level: the range spans the curves, not 0.
-    if (!std::isfinite(bottom)) bottom = 0, top = 1;
-    const double margin = std::max(0.05 * (top - bottom), 0.01 * std::max(top, 1e-3));
-    y->setRange(std::max(0.0, bottom - margin), top + margin);
-    y->setTickCount(6);
-    y->setLabelFormat(QStringLiteral("%.3g"));
-    y->applyNiceNumbers();
-  }
+  chart_->redraw();
   updateStatus();
 }
 

@@ -8,7 +8,6 @@
 #include "view_context.h"
 #include "view_export.h"
 
-class QChartView;
 class QLabel;
 class QPushButton;
 class QSortFilterProxyModel;
@@ -18,6 +17,7 @@ class QTableView;
 namespace attnlab {
 
 class AttentionMapModel;
+class HeadDropChart;
 class HeadSelection;
 class HeadTableModel;
 class TrainingSession;
@@ -29,7 +29,7 @@ class HeadTableView : public QWidget, public ExportableView {
 
   HeadTableModel* tableModel() const { return model_; }
   QTableView* table() const { return table_; }
-  QChartView* chartView() const { return chart_; }
+  HeadDropChart* chartView() const { return chart_; }
   // Blocks until the numbers being computed are in and drawn: for screenshots and exports only.
   void settle();
 
@@ -54,7 +54,7 @@ class HeadTableView : public QWidget, public ExportableView {
   HeadTableModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
-  QChartView* chart_;
+  HeadDropChart* chart_;
   QLabel* status_;
   QPushButton* allOn_;
   QSplitter* splitter_;

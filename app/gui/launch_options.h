@@ -12,7 +12,7 @@ namespace attnlab {
 
 struct LaunchOptions {
   ExperimentConfig config;  // the preset with --set and --steps applied
-  QString presetName = QStringLiteral("default");
+  QString presetName = QStringLiteral("induction");
   bool experimentChosen = false;  // --preset, --set or --steps given (else the app reopens the last experiment)
   QString screenshotFile;  // with quitAfterSteps: train, save a picture of the window, exit
   QString exportFile;      // with quitAfterSteps: export the shown view (.png, .svg or .csv)

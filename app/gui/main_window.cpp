@@ -63,6 +63,7 @@ QString formatDuration(double seconds) {
 }
 
 QString formatRate(double perSecond) {
+  if (!std::isfinite(perSecond)) return QStringLiteral("--");
   if (perSecond >= 10000) return QStringLiteral("%1k").arg(perSecond / 1000, 0, 'f', 1);
   return QString::number(perSecond, 'f', perSecond >= 100 ? 0 : 1);
 }

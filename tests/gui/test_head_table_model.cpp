@@ -16,6 +16,7 @@
 #include "head_selection.h"
 #include "data/task.h"
 #include "head_table_model.h"
+#include "head_drop_chart.h"
 #include "head_table_view.h"
 #include "io/config_json.h"
 #include "training_session.h"
@@ -182,6 +183,44 @@ class HeadTableModelTest : public QObject {
     QCOMPARE(lines.size(), 5);
     QVERIFY(lines[0].startsWith(QStringLiteral("layer,head,variant,entropy")));
     QVERIFY(lines[1].startsWith(QStringLiteral("1,1,softmax,")));
+  }
+
+  // The head-drop chart's own CSV has one row per drawn point of each order, with the curves' numbers,
+  // and hovering a point names its order, heads removed and value.
+  void theHeadDropChartHoversAndExportsItsCurves() {
+    HeadTableView view(ViewContext{.attention = &attention_, .selection = &selection_, .session = &session_});
+    view.resize(1000, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.settle();
+    const LiveHeadImportance* importance = view.tableModel()->importance();
+    QVERIFY(importance);
+    HeadDropChart* chart = view.chartView();
+    QVERIFY(chart->hasExportData());
+    QString csv;
+    QTextStream out(&csv);
+    chart->writeCsv(out);
+    const QStringList lines = csv.trimmed().split(QLatin1Char('\n'));
+    const bool accuracy = view.tableModel()->hasAnswers();
+    QCOMPARE(lines[0], accuracy ? QStringLiteral("order,heads_removed,loss,accuracy") : QStringLiteral("order,heads_removed,loss"));
+    size_t points = 0;
+    for (const HeadDropCurve& curve : importance->curves) points += curve.count.size();
+    QCOMPARE(size_t(lines.size() - 1), points);
+    const HeadDropCurve& descending = importance->curves[1];
+    QCOMPARE(descending.order, std::string("descending"));
+    const int row = 1 + int(importance->curves[0].count.size()) + 1;  // descending, second point
+    const QStringList fields = lines[row].split(QLatin1Char(','));
+    QCOMPARE(fields[0], QStringLiteral("descending"));
+    QCOMPARE(fields[1].toInt(), descending.count[1]);
+    const auto printed = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); };  // 7 digits
+    QVERIFY(printed(fields[2].toDouble(), descending.loss[1]));
+    if (accuracy) QVERIFY(printed(fields[3].toDouble(), descending.metric[1]));
+
+    // Hovering near x = 1.2 on the "most important first" curve snaps to its point at 1 head removed.
+    const QString text = chart->hoverText(1, QPointF(1.2, 0.0));
+    QVERIFY2(text.startsWith(QStringLiteral("most important first: 1 head(s) removed, ")), qPrintable(text));
+    QVERIFY2(text.endsWith(QString::number(descending.metric[1], 'f', 3)), qPrintable(text));
+    QVERIFY(chart->chart()->title().contains(QStringLiteral("one by one")));  // 4 heads: every count is drawn
   }
 
   void cleanupTestCase() { session_.stop(); }
