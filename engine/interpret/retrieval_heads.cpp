@@ -225,7 +225,7 @@ class RetrievalInterpretation : public Interpretation {
     for (const Json& h : j["top_heads"]) out << " L" << h["layer"].get<int>() << "H" << h["head"].get<int>();
     return out.str() + "\n";
   }
-  std::string inputs() const override { return "[--k K] [--batches N] [--seed S] (sequences of the model's own task)"; }
+  std::string inputs() const override { return "[--k K] [--batches N] [--length T] [--seed S] (the task's sequences; passkey prompts on a Hugging Face folder)"; }
 };
 
 ATTNLAB_REGISTER(InterpretationRegistry, "retrieval",
