@@ -39,11 +39,9 @@ namespace {
 const QStringList kSites = {QStringLiteral("resid"), QStringLiteral("attn_out"), QStringLiteral("mlp_out"),
                             QStringLiteral("head_out"), QStringLiteral("pattern"), QStringLiteral("values")};
 
-QString joinTokens(const Vocabulary& vocabulary, const std::vector<int>& ids) {
-  QStringList parts;
-  for (int id : ids) parts << QString::fromStdString(vocabulary.token(id));
-  return parts.join(vocabulary.level() == Vocabulary::Level::Word ? QStringLiteral(" ") : QString());
-}
+// The prompt as text that encodes back to `ids`: decoded (a subword vocabulary's token labels are
+// display forms, a space shown as ␣, and would not).
+QString joinTokens(const Vocabulary& vocabulary, const std::vector<int>& ids) { return QString::fromStdString(vocabulary.decode(ids)); }
 
 // White to orange by probability.
 QColor probabilityColour(double p) {
@@ -144,7 +142,7 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
   results->addWidget(right);
   results->setStretchFactor(0, 3);
   results->setStretchFactor(1, 2);
-  right->setSizes({220, 330, 200});
+  right->setSizes({200, 400, 150});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addLayout(pair);
@@ -358,6 +356,11 @@ void CircuitsTab::settle() {
   }
   model_->job().waitForIdle();
   QApplication::processEvents();
+  if (!model_->retrieval() && attention_->snapshot() && attention_->snapshot()->model) {  // after the sweep: a submit replaces a waiting job
+    runRetrieval(retrievalK_->value());
+    model_->job().waitForIdle();
+    QApplication::processEvents();
+  }
 }
 
 void CircuitsTab::showResults() {

@@ -48,7 +48,7 @@ class CircuitsTab : public QWidget, public ExportableView {
   QString runPair(const QString& clean, const QString& corrupt, const QString& site, const QString& answer = {},
                   const QString& wrong = {});
   // Before a capture: with no result yet, patches the probe against itself with one token swapped
-  // (the "swap" helper at the middle position); then waits for the sweep.
+  // (the "swap" helper at the middle position), then finds the retrieval heads; waits for both.
   void settle();
 
   QString exportName() const override { return QStringLiteral("circuits"); }

@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QTableWidget>
 
@@ -177,6 +178,14 @@ class TestCircuitsView : public QObject {
     attention.setTrace(snapshot);
     HeadSelection selection(&attention);
     CircuitsTab tab(ViewContext{&attention, &selection});
+    // The probe fills the clean prompt as text that encodes back to it (not the ␣ display forms).
+    for (const QLineEdit* edit : tab.findChildren<QLineEdit*>())
+      if (edit->placeholderText().startsWith("clean")) {
+        std::vector<int> ids;
+        std::string why;
+        QVERIFY(vocabulary->encode(edit->text().toStdString(), ids, why));
+        QCOMPARE(ids, snapshot->trace.tokens);
+      }
     QString status = retrievalOutcome(tab, 2);
     QVERIFY2(status.contains("On 4 passkey prompts of 128 tokens"), qPrintable(status));
     QCOMPARE(tab.findChild<QTableWidget*>("retrievalScores")->rowCount(), 2);
