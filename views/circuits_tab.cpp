@@ -142,7 +142,7 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
   results->addWidget(right);
   results->setStretchFactor(0, 3);
   results->setStretchFactor(1, 2);
-  right->setSizes({200, 400, 150});
+  right->setSizes({170, 360, 200});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addLayout(pair);
@@ -450,6 +450,9 @@ void CircuitsTab::showDla() {
   chart->addSeries(series);
   auto* names_ = new QBarCategoryAxis;
   names_->append(names);
+  QFont small = names_->labelsFont();  // 12 rows in a short pane: a smaller font keeps the names from eliding
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  names_->setLabelsFont(small);
   auto* values = new QValueAxis;
   chart->addAxis(names_, Qt::AlignLeft);
   chart->addAxis(values, Qt::AlignBottom);
