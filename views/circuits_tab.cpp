@@ -81,6 +81,7 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
   corrupt_->setPlaceholderText(tr("corrupted prompt: as many tokens, one changed"));
   auto* swap = new QPushButton(tr("Corrupt: swap token at"), this);
   swap->setToolTip(tr("Copy the clean prompt with the token at this position replaced by another"));
+  swapPosition_->setObjectName(QStringLiteral("swapPosition"));
   site_->addItems(kSites);
   for (QComboBox* box : {answer_, wrong_}) box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   site_->setToolTip(tr("resid: the stream entering each block (last row: the final residual); head_out, pattern, values: per head"));
@@ -227,17 +228,22 @@ void CircuitsTab::swapToken() {
   std::string why;
   if (!vocabulary_ || !vocabulary_->encode(clean_->text().toStdString(), clean, why) || clean.empty()) return;
   const int at = std::min<int>(swapPosition_->value(), static_cast<int>(clean.size()) - 1);
-  // The next token of the vocabulary that the prompt does not use (else simply the next one).
-  int replacement = (clean[at] + 1) % vocabulary_->size();
-  for (int step = 1; step < vocabulary_->size(); ++step) {
-    const int candidate = (clean[at] + step) % vocabulary_->size();
-    if (std::find(clean.begin(), clean.end(), candidate) == clean.end()) {
-      replacement = candidate;
+  // The next token of the vocabulary that the prompt does not use and whose text encodes back to
+  // the same tokens (a subword tokenizer may merge it with its neighbours); else simply the next one.
+  const int original = clean[at];
+  std::vector<int> swapped = clean;
+  swapped[at] = (original + 1) % vocabulary_->size();
+  for (int step = 1, tries = 0; step < vocabulary_->size() && tries < 500; ++step) {
+    std::vector<int> candidate = clean, back;
+    candidate[at] = (original + step) % vocabulary_->size();
+    if (std::find(clean.begin(), clean.end(), candidate[at]) != clean.end()) continue;
+    ++tries;
+    if (vocabulary_->encode(joinTokens(*vocabulary_, candidate).toStdString(), back, why) && back == candidate) {
+      swapped = std::move(candidate);
       break;
     }
   }
-  clean[at] = replacement;
-  corrupt_->setText(joinTokens(*vocabulary_, clean));
+  corrupt_->setText(joinTokens(*vocabulary_, swapped));
 }
 
 int CircuitsTab::pickedToken(const QComboBox* box) const { return box->currentIndex() - 1; }

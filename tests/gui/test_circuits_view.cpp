@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTableWidget>
 
 #include "../model_support.h"
@@ -186,6 +187,23 @@ class TestCircuitsView : public QObject {
         QVERIFY(vocabulary->encode(edit->text().toStdString(), ids, why));
         QCOMPARE(ids, snapshot->trace.tokens);
       }
+    // The swap helper changes one token and the corrupted text encodes back to as many tokens.
+    for (int at = 1; at < static_cast<int>(snapshot->trace.tokens.size()); ++at) {
+      tab.findChild<QSpinBox*>("swapPosition")->setValue(at);
+      for (QPushButton* button : tab.findChildren<QPushButton*>())
+        if (button->text().startsWith("Corrupt")) button->click();
+      for (const QLineEdit* edit : tab.findChildren<QLineEdit*>())
+        if (edit->placeholderText().startsWith("corrupted")) {
+          std::vector<int> ids;
+          std::string why;
+          QVERIFY(vocabulary->encode(edit->text().toStdString(), ids, why));
+          QCOMPARE(ids.size(), snapshot->trace.tokens.size());
+          int changed = 0;
+          for (size_t i = 0; i < ids.size(); ++i) changed += ids[i] != snapshot->trace.tokens[i];
+          QCOMPARE(changed, 1);
+          QVERIFY(ids[at] != snapshot->trace.tokens[at]);
+        }
+    }
     QString status = retrievalOutcome(tab, 2);
     QVERIFY2(status.contains("On 4 passkey prompts of 128 tokens"), qPrintable(status));
     QCOMPARE(tab.findChild<QTableWidget*>("retrievalScores")->rowCount(), 2);
