@@ -1,6 +1,7 @@
 // attnlab-cli hooks and interpret end to end on a freshly trained tiny induction model: each kind's
 // JSON rows, text and id prompts alike, --answer / --wrong defaulting to the clean and corrupted
-// runs' top predictions, the same commands on a Hugging Face folder (text through its tokenizer),
+// runs' top predictions, the same commands on a Hugging Face folder (text through its tokenizer;
+// retrieval on passkey prompts written with it),
 // and one-line errors for bad input.
 #include <QtTest>
 
@@ -125,7 +126,28 @@ class TestInterpretCli : public QObject {
     QCOMPARE(json({"interpret", "lens", "--model", dir, "--ids", "258,97,257", "--json"})["results"].toArray().size(), 3 * 3);
     QCOMPARE(json({"interpret", "attribution", "--model", dir, "--text", "a wo", "--json"})["results"].toArray().size(), 3);
     QCOMPARE(json({"interpret", "composition", "--model", dir, "--json"})["results"].toArray().size(), 4);
-    failsWith({"interpret", "retrieval", "--model", dir}, "needs a lab checkpoint");
+    failsWith({"interpret", "retrieval", "--model", dir}, "needs at least");  // 64 positions: too short for a passkey prompt
+  }
+
+  // Retrieval on a Hugging Face folder: passkey prompts in its tokenizer's vocabulary; k = 0 masks nothing.
+  void retrievalOnAHuggingFaceFolder() {
+    const QString dir = tmp_.filePath("llama_long");
+    QCOMPARE(QString::fromStdString(tiny_hf::writeLlamaFolder(dir.toStdString(), 2, 4, 2, 16, 160)), QString());
+    const QJsonObject study = json({"interpret", "retrieval", "--model", dir, "--length", "120", "--k", "2", "--json"});
+    QCOMPARE(study["results"].toArray().size(), 2 * 4);
+    QCOMPARE(study["top_heads"].toArray().size(), 2);
+    for (const char* key : {"accuracy", "accuracy_top_masked", "accuracy_random_masked", "accuracy_rope_knockout", "accuracy_phase_off"})
+      QVERIFY2(study[key].isDouble(), key);
+    const QJsonObject none = json({"interpret", "retrieval", "--model", dir, "--k", "0", "--json"});
+    QCOMPARE(none["accuracy_top_masked"].toDouble(), none["accuracy"].toDouble());
+    QCOMPARE(none["accuracy_random_masked"].toDouble(), none["accuracy"].toDouble());
+    QCOMPARE(none["results"].toArray().size(), 2 * 4);
+    failsWith({"interpret", "retrieval", "--model", dir, "--length", "161"}, "--length");
+    failsWith({"interpret", "retrieval", "--model", model_, "--length", "50"}, "--length is for Hugging Face folders");
+    const QString bare = tmp_.filePath("llama_bare");
+    QCOMPARE(QString::fromStdString(tiny_hf::writeLlamaFolder(bare.toStdString(), 1, 4, 2, 16, 160)), QString());
+    QVERIFY(QFile::remove(bare + "/tokenizer.json"));
+    failsWith({"interpret", "retrieval", "--model", bare}, "passkey prompts with the folder's tokenizer");
   }
 
   void badInputGetsOneLine() {

@@ -25,6 +25,7 @@
 #include <QToolTip>
 #include <QValueAxis>
 #include <algorithm>
+#include <cmath>
 
 #include "attention_map_model.h"
 #include "head_selection.h"
@@ -38,11 +39,9 @@ namespace {
 const QStringList kSites = {QStringLiteral("resid"), QStringLiteral("attn_out"), QStringLiteral("mlp_out"),
                             QStringLiteral("head_out"), QStringLiteral("pattern"), QStringLiteral("values")};
 
-QString joinTokens(const Vocabulary& vocabulary, const std::vector<int>& ids) {
-  QStringList parts;
-  for (int id : ids) parts << QString::fromStdString(vocabulary.token(id));
-  return parts.join(vocabulary.level() == Vocabulary::Level::Word ? QStringLiteral(" ") : QString());
-}
+// The prompt as text that encodes back to `ids`: decoded (a subword vocabulary's token labels are
+// display forms, a space shown as ␣, and would not).
+QString joinTokens(const Vocabulary& vocabulary, const std::vector<int>& ids) { return QString::fromStdString(vocabulary.decode(ids)); }
 
 // White to orange by probability.
 QColor probabilityColour(double p) {
@@ -73,11 +72,16 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
       dla_(new QChartView(this)),
       graph_(new CompositionGraph(this)),
       compositionKind_(new QComboBox(this)),
-      threshold_(new QDoubleSpinBox(this)) {
+      threshold_(new QDoubleSpinBox(this)),
+      retrievalRun_(new QPushButton(tr("Retrieval heads"), this)),
+      retrievalK_(new QSpinBox(this)),
+      retrievalStatus_(new QLabel(this)),
+      retrieval_(new QTableWidget(this)) {
   clean_->setPlaceholderText(tr("clean prompt, in the task's tokens"));
   corrupt_->setPlaceholderText(tr("corrupted prompt: as many tokens, one changed"));
   auto* swap = new QPushButton(tr("Corrupt: swap token at"), this);
   swap->setToolTip(tr("Copy the clean prompt with the token at this position replaced by another"));
+  swapPosition_->setObjectName(QStringLiteral("swapPosition"));
   site_->addItems(kSites);
   for (QComboBox* box : {answer_, wrong_}) box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   site_->setToolTip(tr("resid: the stream entering each block (last row: the final residual); head_out, pattern, values: per head"));
@@ -111,6 +115,7 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
   auto* right = new QSplitter(Qt::Vertical, this);
   right->addWidget(lens_);
   right->addWidget(dla_);
+  right->addWidget(retrievalPane());
   compositionKind_->addItems({tr("K-composition"), tr("Q-composition"), tr("V-composition")});
   compositionKind_->setToolTip(tr("|W_QK2 W_OV1| (K), |W_QK2^T W_OV1| (Q) or |W_OV2 W_OV1| (V), each over the norms of the two"));
   threshold_->setRange(0, 1);
@@ -138,7 +143,7 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
   results->addWidget(right);
   results->setStretchFactor(0, 3);
   results->setStretchFactor(1, 2);
-  right->setSizes({250, 450});
+  right->setSizes({170, 360, 200});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   layout->addLayout(pair);
@@ -161,12 +166,17 @@ CircuitsTab::CircuitsTab(const ViewContext& context, QWidget* parent)
     progress_->setMaximum(total);
     progress_->setValue(done);
   });
-  connect(model_, &CircuitsModel::failed, this, [this](const QString& message) { status_->setText(tr("Patching: %1").arg(message)); });
+  connect(model_, &CircuitsModel::failed, this, [this](const QString& message) {
+    (retrievalLast_ ? retrievalStatus_ : status_)->setText((retrievalLast_ ? tr("Retrieval: %1") : tr("Patching: %1")).arg(message));
+  });
   connect(model_, &CircuitsModel::resultsChanged, this, &CircuitsTab::showResults);
   connect(map_, &PatchingMap::cellClicked, this, [this](int layer, int head) {
     if (!attention_->hasMap() || layer >= attention_->layerCount()) return;  // the final-residual row has no head
     selection_->select(layer, head >= 0 ? head : selection_->head());
   });
+  connect(retrievalRun_, &QPushButton::clicked, this, [this] { runRetrieval(retrievalK_->value()); });
+  connect(model_, &CircuitsModel::retrievalChanged, this, &CircuitsTab::showRetrieval);
+  connect(retrieval_, &QTableWidget::cellClicked, selection_, &HeadSelection::select);
   connect(compositionKind_, &QComboBox::currentIndexChanged, this, [this](int index) {
     graph_->setKind(index == 0 ? CompositionKind::k : index == 1 ? CompositionKind::q : CompositionKind::v);
   });
@@ -218,17 +228,22 @@ void CircuitsTab::swapToken() {
   std::string why;
   if (!vocabulary_ || !vocabulary_->encode(clean_->text().toStdString(), clean, why) || clean.empty()) return;
   const int at = std::min<int>(swapPosition_->value(), static_cast<int>(clean.size()) - 1);
-  // The next token of the vocabulary that the prompt does not use (else simply the next one).
-  int replacement = (clean[at] + 1) % vocabulary_->size();
-  for (int step = 1; step < vocabulary_->size(); ++step) {
-    const int candidate = (clean[at] + step) % vocabulary_->size();
-    if (std::find(clean.begin(), clean.end(), candidate) == clean.end()) {
-      replacement = candidate;
+  // The next token of the vocabulary that the prompt does not use and whose text encodes back to
+  // the same tokens (a subword tokenizer may merge it with its neighbours); else simply the next one.
+  const int original = clean[at];
+  std::vector<int> swapped = clean;
+  swapped[at] = (original + 1) % vocabulary_->size();
+  for (int step = 1, tries = 0; step < vocabulary_->size() && tries < 500; ++step) {
+    std::vector<int> candidate = clean, back;
+    candidate[at] = (original + step) % vocabulary_->size();
+    if (std::find(clean.begin(), clean.end(), candidate[at]) != clean.end()) continue;
+    ++tries;
+    if (vocabulary_->encode(joinTokens(*vocabulary_, candidate).toStdString(), back, why) && back == candidate) {
+      swapped = std::move(candidate);
       break;
     }
   }
-  clean[at] = replacement;
-  corrupt_->setText(joinTokens(*vocabulary_, clean));
+  corrupt_->setText(joinTokens(*vocabulary_, swapped));
 }
 
 int CircuitsTab::pickedToken(const QComboBox* box) const { return box->currentIndex() - 1; }
@@ -241,6 +256,7 @@ void CircuitsTab::run() {
   parsePatchSite(site_->currentText().toStdString(), request.site);
   request.perPosition = perPosition_->isChecked();
   progress_->setValue(0);
+  retrievalLast_ = false;
   status_->setText(tr("Patching..."));
   model_->run(attention_->snapshot()->model, std::move(request));
   run_->setEnabled(false);
@@ -257,6 +273,74 @@ QString CircuitsTab::runPair(const QString& clean, const QString& corrupt, const
   const QString why = checkPair(&a, &b);
   if (why.isEmpty()) run();
   return why;
+}
+
+QWidget* CircuitsTab::retrievalPane() {
+  auto* pane = new QWidget(this);
+  auto* layout = new QVBoxLayout(pane);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* controls = new QHBoxLayout;
+  retrievalRun_->setToolTip(tr("Per head, the share of answers whose strongest key holds the needle's token; then the answer accuracy "
+                               "with heads knocked out. Lab runs: the task's validation sample; opened models: passkey prompts"));
+  retrievalK_->setRange(0, 64);
+  retrievalK_->setValue(2);
+  retrievalK_->setToolTip(tr("Heads knocked out (the top k against k random ones) and RoPE pairs zeroed; 0 changes nothing"));
+  controls->addWidget(retrievalRun_);
+  controls->addWidget(new QLabel(tr("k"), pane));
+  controls->addWidget(retrievalK_);
+  controls->addStretch(1);
+  layout->addLayout(controls);
+  retrievalStatus_->setWordWrap(true);
+  layout->addWidget(retrievalStatus_);
+  retrieval_->setObjectName(QStringLiteral("retrievalScores"));
+  retrieval_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  retrieval_->horizontalHeader()->setDefaultSectionSize(44);
+  layout->addWidget(retrieval_, 1);
+  return pane;
+}
+
+QString CircuitsTab::runRetrieval(int k) {
+  const TraceSnapshot* snapshot = attention_->snapshot();
+  if (!snapshot || !snapshot->model) return tr("No model yet.");
+  const ModelConfig& c = snapshot->model->model->config();
+  if (k > c.n_layers * c.n_heads) return tr("The model has %1 heads; k is %2.").arg(c.n_layers * c.n_heads).arg(k);
+  retrievalLast_ = true;
+  progress_->setValue(0);
+  retrievalStatus_->setText(tr("Finding retrieval heads..."));
+  model_->runRetrieval(snapshot->model, k);
+  return {};
+}
+
+void CircuitsTab::showRetrieval() {
+  const RetrievalResult* r = model_->retrieval();
+  if (!r) return;
+  const RetrievalStudy& s = r->study;
+  const int layers = static_cast<int>(s.scores.size()), heads = layers ? static_cast<int>(s.scores[0].size()) : 0;
+  retrieval_->clear();
+  retrieval_->setRowCount(layers);
+  retrieval_->setColumnCount(heads);
+  QStringList rows, columns;
+  for (int l = 0; l < layers; ++l) rows << tr("layer %1").arg(l);
+  for (int h = 0; h < heads; ++h) columns << tr("H%1").arg(h);
+  retrieval_->setVerticalHeaderLabels(rows);
+  retrieval_->setHorizontalHeaderLabels(columns);
+  for (int l = 0; l < layers; ++l)
+    for (int h = 0; h < heads; ++h) {
+      auto* item = new QTableWidgetItem(QString::number(s.scores[l][h], 'f', 2));
+      item->setBackground(probabilityColour(s.scores[l][h]));
+      item->setForeground(Qt::black);
+      const bool top = std::find(s.top.begin(), s.top.end(), std::make_pair(l, h)) != s.top.end();
+      item->setToolTip(tr("L%1H%2: retrieval score %3%4").arg(l).arg(h).arg(s.scores[l][h], 0, 'f', 3).arg(top ? tr(" (knocked out as a top head)") : QString()));
+      retrieval_->setItem(l, h, item);
+    }
+  auto number = [](double v) { return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', 3); };
+  progress_->setValue(progress_->maximum());
+  retrievalStatus_->setText(tr("On %1: answer accuracy %2; top %3 heads knocked out %4, %3 random heads %5; "
+                               "their lowest RoPE pairs zeroed %6; Im -> 0 in every head %7.")
+                                .arg(QString::fromStdString(r->sequences), number(s.accuracy))
+                                .arg(r->k)
+                                .arg(number(s.accuracy_top_masked), number(s.accuracy_random_masked), number(s.accuracy_rope_knockout),
+                                     number(s.accuracy_phase_off)));
 }
 
 void CircuitsTab::settle() {
@@ -278,6 +362,11 @@ void CircuitsTab::settle() {
   }
   model_->job().waitForIdle();
   QApplication::processEvents();
+  if (!model_->retrieval() && attention_->snapshot() && attention_->snapshot()->model) {  // after the sweep: a submit replaces a waiting job
+    runRetrieval(retrievalK_->value());
+    model_->job().waitForIdle();
+    QApplication::processEvents();
+  }
 }
 
 void CircuitsTab::showResults() {
@@ -367,6 +456,9 @@ void CircuitsTab::showDla() {
   chart->addSeries(series);
   auto* names_ = new QBarCategoryAxis;
   names_->append(names);
+  QFont small = names_->labelsFont();  // 12 rows in a short pane: a smaller font keeps the names from eliding
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  names_->setLabelsFont(small);
   auto* values = new QValueAxis;
   chart->addAxis(names_, Qt::AlignLeft);
   chart->addAxis(values, Qt::AlignBottom);
@@ -381,11 +473,14 @@ void CircuitsTab::showDla() {
   delete old;
 }
 
-bool CircuitsTab::hasExportData() const { return model_->result() != nullptr; }
+bool CircuitsTab::hasExportData() const { return model_->result() != nullptr || model_->retrieval() != nullptr; }
 
 void CircuitsTab::writeCsv(QTextStream& out) const {
   const CircuitsResult* r = model_->result();
   out << "kind,layer,head,position,name,value\n";
+  if (const RetrievalResult* retrieval = model_->retrieval())
+    for (size_t l = 0; l < retrieval->study.scores.size(); ++l)
+      for (size_t h = 0; h < retrieval->study.scores[l].size(); ++h) out << "retrieval," << l << ',' << h << ",,," << retrieval->study.scores[l][h] << '\n';
   if (!r) return;
   for (const PatchEffect& e : r->patching.rows) out << "patch," << e.layer << ',' << e.head << ',' << e.position << ",," << e.effect << '\n';
   for (const DlaTerm& t : r->dla.terms)

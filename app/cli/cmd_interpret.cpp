@@ -10,6 +10,7 @@
 #include "cli_error.h"
 #include "command.h"
 #include "interpret/interpretation.h"
+#include "interpret/passkey_prompts.h"
 #include "list_flags.h"
 #include "opened_model.h"
 #include "setup.h"
@@ -37,6 +38,27 @@ int singleToken(const Args& args, const std::string& flag, const OpenedModel& op
   return id;
 }
 
+// A lab checkpoint's task marks the answers (passkey, recall, induction); a Hugging Face folder
+// gets passkey prompts written with its own tokenizer.
+std::vector<Batch> retrievalSequences(const Args& args, const OpenedModel& opened, uint64_t seed) {
+  if (!opened.isHf()) {
+    if (args.has("length")) throw CliError("--length is for Hugging Face folders: a lab checkpoint's task sets its sequences' length");
+    return validationBatches(*opened.checkpoint.trainer, static_cast<int>(args.integer("batches", 4, 1, 1000)), seed);
+  }
+  if (!opened.tokenizerProblem.empty())
+    throw CliError("retrieval writes passkey prompts with the folder's tokenizer (" + opened.tokenizerProblem + ")");
+  const ModelConfig& c = opened.model().config();
+  PasskeyPromptOptions o;
+  o.length = static_cast<int>(args.integer("length", defaultPasskeyLength(c.context), 2, c.context));
+  o.batches = static_cast<int>(args.integer("batches", 1, 1, 1000));
+  o.seed = seed;
+  try {
+    return passkeyPrompts(*opened.vocabulary().tokenizer(), c.vocab, c.context, o);
+  } catch (const std::invalid_argument& error) {
+    throw CliError(std::string("retrieval: ") + error.what());
+  }
+}
+
 InterpretRequest requestFrom(const Args& args, const std::string& kind, const OpenedModel& opened) {
   InterpretRequest r;
   r.tokens = prompt(args, "text", "ids", opened);
@@ -52,10 +74,7 @@ InterpretRequest requestFrom(const Args& args, const std::string& kind, const Op
   r.labels = opened.vocabulary().tokens();
   if (kind == "patch" && (r.clean.empty() || r.corrupt.empty())) throw CliError("patch needs --clean and --corrupt (or --clean-ids and --corrupt-ids)");
   if ((kind == "lens" || kind == "dla" || kind == "attribution") && r.tokens.empty()) throw CliError(kind + " needs --text or --ids");
-  if (kind == "retrieval") {
-    if (opened.isHf()) throw CliError("retrieval needs a lab checkpoint: its task's sequences mark the answers (passkey, recall, induction)");
-    r.sequences = validationBatches(*opened.checkpoint.trainer, static_cast<int>(args.integer("batches", 4, 1, 1000)), r.seed);
-  }
+  if (kind == "retrieval") r.sequences = retrievalSequences(args, opened, r.seed);
   return r;
 }
 
@@ -113,7 +132,8 @@ Command interpretCommand() {
            {"token-id", "N", "the followed token as an id"},
            {"top", "K", "lens: tokens shown per layer and position (default 5)"},
            {"k", "K", "retrieval: heads knocked out, and RoPE pairs zeroed (default 2; 0 changes nothing)"},
-           {"batches", "N", "retrieval: validation batches of the model's task (default 4)"},
+           {"batches", "N", "retrieval: validation batches of the model's task (default 4), or of 4 passkey prompts on a Hugging Face folder (default 1)"},
+           {"length", "T", "retrieval on a Hugging Face folder: tokens per passkey prompt (default 256, or the context when shorter)"},
            {"seed", "S", "retrieval: seed of the sequences and of the random heads (default 1)"},
            {"json", "", "print one JSON object {format, kind, model, ..., results: [rows]}"},
            threadsFlag()},

@@ -39,7 +39,7 @@ const std::vector<ViewKind>& viewKinds() {
        QObject::tr("The selected head's queries and keys on the probe, jointly in 3D"), QStringLiteral("Embedding 3D"), true,
        viewFactory<EmbeddingTab>(&EmbeddingTab::waitForResults)},
       {QStringLiteral("circuits"), QObject::tr("Circuits"), QObject::tr("&Circuits (patching, lens, attribution)"),
-       QObject::tr("Activation patching of a clean / corrupted prompt pair, logit lens and direct logit attribution"), QStringLiteral("Circuits"),
+       QObject::tr("Activation patching of a clean / corrupted prompt pair, logit lens, direct logit attribution, head composition and retrieval heads"), QStringLiteral("Circuits"),
        false, viewFactory<CircuitsTab>(&CircuitsTab::settle)},
       {QStringLiteral("explainer"), QObject::tr("Explainer"), QObject::tr("Forward-pass e&xplainer"),
        QObject::tr("The selected head's computation for one query, stage by stage, with the run's numbers"), QStringLiteral("Explainer (forward pass)"),

@@ -18,12 +18,15 @@ const SettingSpec kLength{"length", 16, 2, 4096, true, "tokens in the random hal
 const SettingSpec kSymbols{"symbols", 32, 2, 52, true, "distinct symbols"};
 const SettingSpec kVary{"vary_length", 1, 0, 1, true,
                         "1: each sequence's half has 2 to the full number of tokens (leading '_' pads), so the repeat's offset varies"};
+const SettingSpec kDealtPrefix{"dealt_prefix", 0, 0, 1, true,
+                               "1: the tokens before a shorter half are symbols dealt like the half's, not '_' pads, so their count "
+                               "does not announce the repeat's offset"};
 
 class InductionTask : public GeneratedTask {
  public:
   InductionTask() : GeneratedTask("induction") {}
 
-  std::vector<SettingSpec> settingSpecs() const override { return {kLength, kSymbols, kVary}; }
+  std::vector<SettingSpec> settingSpecs() const override { return {kLength, kSymbols, kVary, kDealtPrefix}; }
   int sequenceLength(int context) const override { return std::min(context, 2 * length_ - 1); }
   int minSequenceLength() const override { return 3; }
   bool hasAnswers() const override { return true; }
@@ -33,6 +36,7 @@ class InductionTask : public GeneratedTask {
     length_ = static_cast<int>(settingOr(settings, kLength));
     symbols_ = static_cast<int>(settingOr(settings, kSymbols));
     vary_ = settingOr(settings, kVary) != 0;
+    dealtPrefix_ = settingOr(settings, kDealtPrefix) != 0;
     std::vector<std::string> tokens = letterSymbols(symbols_);
     pad_ = symbols_;
     tokens.push_back("_");
@@ -45,14 +49,22 @@ class InductionTask : public GeneratedTask {
     // looking at content; varying it leaves only the content-based induction circuit.
     const int fullHalf = out.remaining() / 2;
     const int half = vary_ ? rng.uniformInt(std::min(fullHalf, 2), fullHalf) : fullHalf;
-    out.repeat(pad_, out.remaining() - 2 * half);
+    const int prefix = out.remaining() - 2 * half;
+    if (!dealtPrefix_) out.repeat(pad_, prefix);
+    // Pads announce the offset by their count (a layer-0 head can average them and a layer-1 head
+    // attend that far back, no induction needed); dealt symbols say nothing of it.
     std::vector<int> deck(symbols_);
     for (int s = 0; s < symbols_; ++s) deck[s] = s;
-    std::vector<int> first(half);
-    for (int i = 0; i < half; ++i) {
+    auto deal = [&](int i) {
       const int slot = i % symbols_;  // partial Fisher-Yates: each deck position draws from the unused rest
       std::swap(deck[slot], deck[rng.uniformInt(slot, symbols_ - 1)]);
-      first[i] = deck[slot];
+      return deck[slot];
+    };
+    const int dealt = dealtPrefix_ ? prefix : 0;
+    for (int i = 0; i < dealt; ++i) out.put(deal(i));
+    std::vector<int> first(half);
+    for (int i = 0; i < half; ++i) {
+      first[i] = deal(dealt + i);
       out.put(first[i]);
     }
     for (int i = 0; i < half; ++i) out.put(first[i], i > 0);
@@ -61,6 +73,7 @@ class InductionTask : public GeneratedTask {
   int length_ = 0;
   int symbols_ = 0;
   bool vary_ = true;
+  bool dealtPrefix_ = false;
   int pad_ = 0;
 };
 

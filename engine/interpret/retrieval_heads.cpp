@@ -158,39 +158,48 @@ void RopePhaseSwitch::at(const Activation& a) {
     }
 }
 
-RetrievalStudy retrievalStudy(const Model& model, const std::vector<Batch>& sequences, int k, uint64_t seed) {
+RetrievalStudy retrievalStudy(const Model& model, const std::vector<Batch>& sequences, int k, uint64_t seed,
+                              const std::function<bool(int, int)>& progress) {
   const ModelConfig& c = model.config();
   const int heads = c.n_layers * c.n_heads;
   if (k < 0 || k > heads) throw std::invalid_argument("k = " + std::to_string(k) + " heads to mask, but the model has " + std::to_string(heads));
+  constexpr int kDraws = 5, kPasses = 5 + kDraws;  // scores, plain, top masked, the draws, RoPE pairs, phase
+  int done = 0;
+  auto goOn = [&] { return !progress || progress(++done, kPasses); };
   RetrievalStudy study;
+  study.accuracy_rope_knockout = study.accuracy_phase_off = std::numeric_limits<double>::quiet_NaN();
   study.scores = retrievalScores(model, sequences);
   HeadList all;
   for (int l = 0; l < c.n_layers; ++l)
     for (int h = 0; h < c.n_heads; ++h) all.push_back({l, h});
   std::stable_sort(all.begin(), all.end(), [&](auto& x, auto& y) { return study.scores[x.first][x.second] > study.scores[y.first][y.second]; });
   study.top.assign(all.begin(), all.begin() + k);
+  if (!goOn()) return study;
   study.accuracy = answerAccuracy(model, sequences, nullptr);
+  if (!goOn()) return study;
   EditHook top = headKnockout(study.top);
   study.accuracy_top_masked = answerAccuracy(model, sequences, &top);
-  constexpr int kDraws = 5;
+  if (!goOn()) return study;
   Rng rng(seed);
   for (int d = 0; d < kDraws; ++d) {
     HeadList pool = all;
     for (int i = 0; i < k; ++i) std::swap(pool[i], pool[rng.uniformInt(i, heads - 1)]);
     EditHook random = headKnockout(HeadList(pool.begin(), pool.begin() + k));
     study.accuracy_random_masked += answerAccuracy(model, sequences, &random) / kDraws;
+    if (!goOn()) return study;
   }
   const int pairs = model.attentionLayer(0).positional().rotaryPairs();
-  study.accuracy_rope_knockout = study.accuracy_phase_off = std::numeric_limits<double>::quiet_NaN();
   if (pairs > 0) {
     EditHook knockout = ropePairKnockout(model, study.top, std::min(k, pairs));
     study.accuracy_rope_knockout = answerAccuracy(model, sequences, &knockout);
   }
+  if (!goOn()) return study;
   try {
     RopePhaseSwitch phaseOff(model);
     study.accuracy_phase_off = answerAccuracy(model, sequences, &phaseOff);
   } catch (const std::invalid_argument&) {  // not a RoPE softmax model: the switch does not apply
   }
+  goOn();
   return study;
 }
 
@@ -199,7 +208,7 @@ namespace {
 class RetrievalInterpretation : public Interpretation {
  public:
   Json run(const Model& model, const InterpretRequest& r) const override {
-    const RetrievalStudy s = retrievalStudy(model, r.sequences, r.top_k, r.seed);
+    const RetrievalStudy s = retrievalStudy(model, r.sequences, r.top_k, r.seed, r.progress);
     Json rows = Json::array();
     for (size_t l = 0; l < s.scores.size(); ++l)
       for (size_t h = 0; h < s.scores[l].size(); ++h) rows.push_back({{"layer", l}, {"head", h}, {"value", s.scores[l][h]}});
@@ -225,7 +234,7 @@ class RetrievalInterpretation : public Interpretation {
     for (const Json& h : j["top_heads"]) out << " L" << h["layer"].get<int>() << "H" << h["head"].get<int>();
     return out.str() + "\n";
   }
-  std::string inputs() const override { return "[--k K] [--batches N] [--seed S] (sequences of the model's own task)"; }
+  std::string inputs() const override { return "[--k K] [--batches N] [--length T] [--seed S] (the task's sequences; passkey prompts on a Hugging Face folder)"; }
 };
 
 ATTNLAB_REGISTER(InterpretationRegistry, "retrieval",

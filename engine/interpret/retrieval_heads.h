@@ -9,6 +9,7 @@
 //   (q~, k~ unrotated, a + ib = q~ conj k~); the switch keeps a cos dtheta, dropping the phase b.
 // With k = 0 the knockouts change nothing, bit for bit.
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct RetrievalStudy {
   double accuracy_phase_off = 0;            // Im -> 0 in every head (NaN without RoPE softmax)
 };
 
-RetrievalStudy retrievalStudy(const Model& model, const std::vector<Batch>& sequences, int k, uint64_t seed);
+// `progress(done, total)` is called after each of the study's passes over the sequences; when it
+// returns false the study stops there and returns what it has (the rest left as is).
+RetrievalStudy retrievalStudy(const Model& model, const std::vector<Batch>& sequences, int k, uint64_t seed,
+                              const std::function<bool(int, int)>& progress = {});
 
 }  // namespace attnlab
