@@ -233,7 +233,7 @@ class RoughEdgesTest : public QObject {
     QVERIFY(std::abs(timer.secondsLeft(2000) - 400.0) < 1e-9);  // the first step's 6.4 s counts nowhere
   }
 
-  // Started without a preset, the app opens induction heads (sharp within about 20 s), not the toy
+  // Started without a preset, the app opens induction heads (formed after about 250 steps), not the toy
   // language, which is the preset "default".
   void theFirstStartOpensTheInductionPreset() {
     LaunchOptions options;
