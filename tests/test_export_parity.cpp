@@ -21,6 +21,7 @@
 #include "attention/precision.h"
 #include "io/checkpoint.h"
 #include "io/config_json.h"
+#include "io/fixed_angle_table.h"
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
@@ -150,11 +151,14 @@ std::vector<Case> allCases(QString& unknownGates) {
     for (const auto& [key, settings] : settingCases(PositionalRegistry::instance().create(positional.name)->settingSpecs())) {
       Case c{"softmax-" + positional.name + "-setting_" + key, testing::smallConfig("softmax", positional.name, kVocab, kT)};
       c.model.positional_settings = settings;
-      // accumulated_rotation's omega_mode 1 draws a per-token table from the engine's generator,
-      // which no checkpoint holds: the export refuses it
-      c.expectRefusal = positional.name == "accumulated_rotation" && key == "omega_mode";
       cases.push_back(c);
     }
+  // accumulated_rotation's fixed per-token table (omega_mode 1, carried as omega_table.safetensors)
+  // with values rotated and a partial rotation, under grouped KV heads
+  Case fixedTable{"softmax-accumulated_rotation-omega_table_rotate_values_gqa", testing::smallConfig("softmax", "accumulated_rotation", kVocab, kT)};
+  fixedTable.model.positional_settings = {{"omega_mode", 1}, {"rotate_values", 1}, {"rotary_fraction", 0.5}};
+  fixedTable.model.n_kv_heads = 1;
+  cases.push_back(fixedTable);
   for (const auto& [what, change] : blockOptions()) {  // the block parts with every positional encoding
     for (const auto& positional : PositionalRegistry::instance().entries()) {
       if (what.find("_blocks") == std::string::npos || positional.name == "rope") continue;  // rope: above
@@ -199,6 +203,7 @@ QString writeCase(const std::string& dir, const Case& c, bool optimizerStep) {
   if (c.train) c.train(e.train);
   if (!writeText(dir + "/config.json", configToJson(e))) return "cannot write config.json";
   if (std::string why = writeSafetensors(dir + "/model.safetensors", model.params()); !why.empty()) return QString::fromStdString(why);
+  if (std::string why = writeFixedAngleTable(dir, model); !why.empty()) return QString::fromStdString(why);
 
   Rng rng(5);
   std::vector<int> tokens(kB * kT), targets(kB * kT);

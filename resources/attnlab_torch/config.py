@@ -102,9 +102,6 @@ def check_expressible(spec):
     if spec.positional not in POSITIONAL_SETTINGS:
         raise LabError(f"attnlab_torch cannot express positional encoding '{spec.positional}' yet "
                        f"(it knows: {known(POSITIONAL_SETTINGS)})")
-    if spec.positional == "accumulated_rotation" and spec.positional_setting("omega_mode") != 0:
-        raise LabError("attnlab_torch cannot express accumulated_rotation with omega_mode 1: its per-token angle table "
-                       "is drawn from the engine's random generator and is not stored in the checkpoint")
     if spec.positional == "rope" and spec.positional_setting("llama3_factor") > 0 and not (
             spec.positional_setting("llama3_high_freq_factor") > spec.positional_setting("llama3_low_freq_factor")):
         raise LabError("config.json: rope llama3_high_freq_factor must exceed llama3_low_freq_factor")
