@@ -113,11 +113,6 @@ class TestExportTrain : public QObject {
   }
 
   void badInputGetsOneLine() {
-    // an experiment the export cannot express
-    verifyOneLine(runCli({"export", "pytorch", "--preset", "induction", "--set", "model.positional=accumulated_rotation", "--set",
-                          "model.positional_settings.omega_mode=1", "--out", dir("refused")}),
-                  "attnlab-cli: the PyTorch export cannot express accumulated_rotation with omega_mode 1", "");
-    QVERIFY(!QFileInfo::exists(dir("refused")));
     // a folder that is not a lab run, for the exporter and for train.py
     QDir().mkpath(dir("not-a-run"));
     verifyOneLine(runCli({"export", "pytorch", "--model", dir("not-a-run"), "--out", dir("x")}), "attnlab-cli: ", "config.json");
