@@ -13,6 +13,7 @@
 #include "io/config_json.h"
 #include "io/files.h"
 #include "io/fixed_angle_table.h"
+#include "io/torch_members.h"
 #include "setup.h"
 
 namespace attnlab::cli {
@@ -21,8 +22,12 @@ const std::vector<std::pair<std::string_view, std::string_view>>& exportFiles();
 
 namespace {
 
-// What resources/attnlab_torch cannot build exactly (its config.py refuses the same): one line, or "".
-std::string exportRefusal(const ModelConfig&) { return {}; }
+// What resources/attnlab_torch cannot build exactly, by its members.json (its config.py refuses the same): one line, or "".
+std::string exportRefusal(const ExperimentConfig& config) {
+  for (const auto& [path, text] : exportFiles())
+    if (path == "attnlab_torch/members.json") return torchExportRefusal(config, std::string(text));
+  return "this attnlab-cli was built without the PyTorch export's members.json";
+}
 
 // --model HFDIR: the imported model as the engine holds it (the lab's names and layouts: GPT-2's Conv1D
 // transposed, q/k rows in the engine's rotary pair order), with the lab's default training settings
@@ -46,7 +51,7 @@ ExperimentConfig importedExperiment(const Args& args, const hf::HfModelInfo& inf
     if (std::string why = applyOverride(config, assignment); !why.empty()) throw CliError("--set " + why);
   }
   if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
-  if (std::string why = exportRefusal(config.model); !why.empty()) throw CliError(why);
+  if (std::string why = exportRefusal(config); !why.empty()) throw CliError(why);
   return config;
 }
 
@@ -67,7 +72,9 @@ void writeImportedInit(const ImportedModel& imported, const std::string& hfDir, 
   if (ec) throw CliError(init + ": cannot create the folder (" + ec.message() + ")");
   if (std::string why = hf::keepPretrainedDescription(hfDir, init + "/" + hf::kPretrainedFolder); !why.empty()) throw CliError(why);
   ExperimentConfig config = imported.config;
-  config.task = TaskConfig{.name = "token_files", .tokenizer = hf::kPretrainedFolder};
+  config.task = TaskConfig{};
+  config.task.name = "token_files";
+  config.task.tokenizer = hf::kPretrainedFolder;
   if (std::string why = writeFileAtomic(init + "/config.json", configToJson(config)); !why.empty()) throw CliError(why);
   if (std::string why = writeSafetensors(init + "/model.safetensors", imported.model->params()); !why.empty()) throw CliError(why);
 }
@@ -109,7 +116,7 @@ int runExport(const Args& args) {
   const ImportedModel hfModel = imported ? openImported(args) : ImportedModel{};
   const std::unique_ptr<Trainer> trainer = imported ? nullptr : experimentToExport(args);
   if (trainer)
-    if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
+    if (std::string why = exportRefusal(trainer->config()); !why.empty()) throw CliError(why);
   prepareOutputFolder(out, "train.py", "an exported experiment");
   namespace fs = std::filesystem;
   std::error_code ec;
