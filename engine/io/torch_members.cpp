@@ -54,11 +54,12 @@ std::string checkConfig(const ExperimentConfig& config, const Json& members) {
   const Json& attention = members.at("attention");
   for (const std::string& variant : m.attention)
     if (std::string why = refusal(members, "attention", variant, "attention variant", attention); !why.empty()) return why;
-  for (const auto& [key, _] : m.attention_settings) {
-    bool read = false;  // by one of the layers' variants (the engine has checked that one declares it)
-    for (const std::string& variant : m.attention) read = read || lists(attention.at(variant), key);
-    if (!read) return refused(members, "attention_setting", m.attention.front() + "." + key, "attention setting",
-                         m.attention.front() + "'s " + joined(attention.at(m.attention.front())));
+  for (const auto& [key, _] : m.attention_settings) {  // a setting some variant here reads (the engine checks which)
+    bool read = false;
+    for (const auto& [variant, settings] : attention.items()) read = read || lists(settings, key);
+    if (!read)
+      return refused(members, "attention_setting", m.attention.front() + "." + key, "attention setting",
+                     m.attention.front() + "'s " + joined(attention.at(m.attention.front())));
   }
   const Json& positional = members.at("positional");
   if (std::string why = refusal(members, "positional", m.positional, "positional encoding", positional); !why.empty()) return why;

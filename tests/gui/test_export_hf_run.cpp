@@ -19,6 +19,7 @@
 #include "loss_history_model.h"
 #include "main_window.h"
 #include "run_folder_watcher.h"
+#include "../tiny_hf_folder.h"
 
 using namespace attnlab;
 
@@ -113,6 +114,33 @@ class ExportHfRunTest : public QObject {
       qInfo("%s: logits of the lab vs attnlab_torch differ by %s relative", qPrintable(kArchitectures[i]), errors[i].constData());
       QVERIFY2(errors[i].toDouble() <= 1e-4, qPrintable(kArchitectures[i] + ": " + errors[i]));
     }
+  }
+
+  // A corpus through the model's own tokenizer (attnlab-cli data --text --tokenizer init/pretrained):
+  // the run's checkpoint opens with that tokenizer as its vocabulary.
+  void textThroughTheModelsTokenizer() {
+    QCOMPARE(QString::fromStdString(tiny_hf::writeGpt2Folder(dir("hf/gpt2-tok").toStdString())), QString());
+    Run run = runCli({"export", "pytorch", "--model", dir("hf/gpt2-tok"), "--out", dir("export/gpt2-tok")});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    QVERIFY(QFileInfo::exists(dir("export/gpt2-tok/init/pretrained/tokenizer.json")));
+    QFile corpus(dir("corpus.txt"));
+    QVERIFY(corpus.open(QIODevice::WriteOnly));
+    for (int i = 0; i < 200; ++i) corpus.write("the cat sat on the mat, and the dog sat on the log. ");
+    corpus.close();
+    run = runCli({"data", "--text", dir("corpus.txt"), "--tokenizer", dir("export/gpt2-tok/init/pretrained"), "--set", "task.seq_len=24",
+                  "--tokens", "2000", "--out", dir("data/gpt2-tok")});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    const QJsonObject meta = readJson(dir("data/gpt2-tok/data.json"));
+    QCOMPARE(meta["vocab"].toInt(), tiny_hf::kVocab);  // the model's embedding rows
+    QCOMPARE(meta["seq_len"].toInt(), 24);
+    run = train("gpt2-tok", {"--steps", "2"}, 1);
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    run = runCli({"eval", "--model", dir("run/gpt2-tok/checkpoint"), "--json"});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(run.out).object()["tokens"].toInt(), 4 * 16 * 24);
+    run = runCli({"trace", "--model", dir("run/gpt2-tok/checkpoint"), "--text", "the cat", "--out", dir("tok-trace.json")});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    QVERIFY2(readJson(dir("tok-trace.json"))["tokens"].toArray().size() >= 2, run.out.constData());
   }
 
   void watchedRunShowsEachNewCheckpoint() {
