@@ -132,8 +132,8 @@ int runExport(const Args& args) {
     const ExperimentConfig& c = hfModel.config;
     const uint64_t parameters = hfModel.model->params().totalElements();
     std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", " << c.description << ", "
-              << parameters << " parameters)\nnext: tokenize a corpus with the model's tokenizer into the format of "
-              << out << "/README.md (Data), then torchrun --standalone --nproc_per_node 2 " << out << "/train.py --data DATA --out RUN"
+              << parameters << " parameters)\nnext: attnlab-cli data --text CORPUS --tokenizer " << init << "/" << hf::kPretrainedFolder
+              << " --tokens N --out DATA (or your own token files, " << out << "/README.md), then torchrun --standalone --nproc_per_node 2 " << out << "/train.py --data DATA --out RUN"
               << std::endl;
     return 0;
   }
