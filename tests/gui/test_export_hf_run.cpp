@@ -105,6 +105,18 @@ class ExportHfRunTest : public QObject {
       QVERIFY2(run.exitCode == 0, (arch + ": " + run.err).toUtf8().constData());
       qInfo("%s: eval loss %.4f on the data it trained on", qPrintable(arch), loss);
     }
+    // a checkpoint whose data folder moved: one line naming it, and eval --data takes the new place
+    const QString gpt2 = dir("run/gpt2/checkpoint");
+    const double before = QJsonDocument::fromJson(runCli({"eval", "--model", gpt2, "--json"}).out).object()["loss"].toDouble();
+    QVERIFY(QDir().rename(dir("data/gpt2"), dir("data/gpt2-moved")));
+    Run moved = runCli({"eval", "--model", gpt2});
+    QVERIFY2(moved.exitCode != 0 && !moved.err.trimmed().contains('\n') && moved.err.contains("data.json"), moved.err.constData());
+    moved = runCli({"eval", "--model", gpt2, "--data", dir("data/gpt2-moved"), "--json"});
+    QVERIFY2(moved.exitCode == 0, moved.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(moved.out).object()["loss"].toDouble(), before);
+    moved = runCli({"eval", "--model", gpt2, "--data", dir("data/llama"), "--json"});  // another model's data
+    QVERIFY2(moved.exitCode != 0 && moved.err.contains("vocabulary"), moved.err.constData());
+
     // the lab's logits of each checkpoint against attnlab_torch's (the package is the same in every export)
     const Run run = runProgram(kPython, QStringList{kHelper, "logits", dir("export/llama")} + compared);
     QVERIFY2(run.exitCode == 0, run.err.constData());
