@@ -138,10 +138,8 @@ int runExport(const Args& args) {
     return 0;
   }
   if (std::string why = saveCheckpoint(init, *trainer); !why.empty()) throw CliError(why, 1);
-  if (hasFixedAngleTable(trainer->model())) {  // the table the lab rebuilds from the seed (a copied model holds none)
-    const Model seeded(trainer->model().config(), trainer->config().train.seed);
-    if (std::string why = writeFixedAngleTable(init, seeded); !why.empty()) throw CliError(why, 1);
-  }
+  // the per-token table the lab rebuilds from the seed (accumulated_rotation, omega_mode 1), which is no parameter
+  if (std::string why = writeFixedAngleTable(init, trainer->model()); !why.empty()) throw CliError(why, 1);
   const ExperimentConfig& c = trainer->config();
   std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", "
             << trainer->model().params().totalElements() << " parameters, "
