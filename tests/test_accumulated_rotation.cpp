@@ -201,6 +201,9 @@ class TestAccumulatedRotation : public QObject {
     QVERIFY(angles == wa->blocks[1].attn.angles);                             // one table for all layers
     QVERIFY((angles - wo->blocks[0].attn.angles).cwiseAbs().maxCoeff() > 1e-3f);  // another seed, another table
     QCOMPARE(workspaceLogits(*wa), workspaceLogits(*wb));
+    // A copy (what the trainer hands the views) keeps the table, which is not a parameter.
+    const std::unique_ptr<Model> copy = copyModel(a);
+    QVERIFY(run(*copy, tokens, T)->blocks[0].attn.angles == angles);
     // Increments: the same token always adds the same angle, within [0, 2 freq_m], freq_m = 100^(-2m/8).
     auto increment = [&](int t) { return RowVec(t == 0 ? RowVec(angles.row(0)) : RowVec(angles.row(t) - angles.row(t - 1))); };
     for (int t : {2, 7}) QVERIFY((increment(t) - increment(1)).cwiseAbs().maxCoeff() < 1e-5f);  // token 3

@@ -14,6 +14,9 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_support.h"
 #include "model_support.h"
@@ -21,6 +24,8 @@
 #include "attention/precision.h"
 #include "io/checkpoint.h"
 #include "io/config_json.h"
+#include "io/fixed_angle_table.h"
+#include "io/torch_members.h"
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
@@ -150,11 +155,14 @@ std::vector<Case> allCases(QString& unknownGates) {
     for (const auto& [key, settings] : settingCases(PositionalRegistry::instance().create(positional.name)->settingSpecs())) {
       Case c{"softmax-" + positional.name + "-setting_" + key, testing::smallConfig("softmax", positional.name, kVocab, kT)};
       c.model.positional_settings = settings;
-      // accumulated_rotation's omega_mode 1 draws a per-token table from the engine's generator,
-      // which no checkpoint holds: the export refuses it
-      c.expectRefusal = positional.name == "accumulated_rotation" && key == "omega_mode";
       cases.push_back(c);
     }
+  // accumulated_rotation's fixed per-token table (omega_mode 1, carried as omega_table.safetensors)
+  // with values rotated and a partial rotation, under grouped KV heads
+  Case fixedTable{"softmax-accumulated_rotation-omega_table_rotate_values_gqa", testing::smallConfig("softmax", "accumulated_rotation", kVocab, kT)};
+  fixedTable.model.positional_settings = {{"omega_mode", 1}, {"rotate_values", 1}, {"rotary_fraction", 0.5}};
+  fixedTable.model.n_kv_heads = 1;
+  cases.push_back(fixedTable);
   for (const auto& [what, change] : blockOptions()) {  // the block parts with every positional encoding
     for (const auto& positional : PositionalRegistry::instance().entries()) {
       if (what.find("_blocks") == std::string::npos || positional.name == "rope") continue;  // rope: above
@@ -199,6 +207,7 @@ QString writeCase(const std::string& dir, const Case& c, bool optimizerStep) {
   if (c.train) c.train(e.train);
   if (!writeText(dir + "/config.json", configToJson(e))) return "cannot write config.json";
   if (std::string why = writeSafetensors(dir + "/model.safetensors", model.params()); !why.empty()) return QString::fromStdString(why);
+  if (std::string why = writeFixedAngleTable(dir, model); !why.empty()) return QString::fromStdString(why);
 
   Rng rng(5);
   std::vector<int> tokens(kB * kT), targets(kB * kT);
@@ -241,11 +250,70 @@ QString writeCase(const std::string& dir, const Case& c, bool optimizerStep) {
   return {};
 }
 
+// resources/attnlab_torch/members.json: what the package builds, and what it refuses with a reason.
+nlohmann::json torchMembers() {
+  std::ifstream in(ATTNLAB_SOURCE_DIR "/resources/attnlab_torch/members.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+// The members (kind:name) the engine has, each of which the package must build or refuse with a reason.
+std::vector<std::pair<std::string, std::string>> engineMembers() {
+  std::vector<std::pair<std::string, std::string>> out;  // {kind, name}; settings as kind "<family>_setting", "member.key"
+  for (const auto& e : AttentionRegistry::instance().entries()) {
+    out.push_back({"attention", e.name});
+    for (const SettingSpec& spec : e.make()->settingSpecs()) out.push_back({"attention_setting", e.name + "." + spec.key});
+  }
+  for (const auto& e : PositionalRegistry::instance().entries()) {
+    out.push_back({"positional", e.name});
+    for (const SettingSpec& spec : e.make()->settingSpecs()) out.push_back({"positional_setting", e.name + "." + spec.key});
+  }
+  for (const GateInfo& gate : gateCatalogue()) out.push_back({"gates", gate.name});
+  for (const auto& sharing : projectionSharingCatalogue()) out.push_back({"projection_sharing", sharing.name});
+  for (const auto& precision : scorePrecisionCatalogue()) out.push_back({"score_precision", precision.name});
+  for (const std::string& gate : listed(kOutputGateNames)) out.push_back({"output_gate", gate});
+  for (const std::string& norm : listed(kNormNames)) out.push_back({"norm", norm});
+  for (const std::string& mlp : listed(kMlpNames)) out.push_back({"mlp", mlp});
+  const nlohmann::json defaults = nlohmann::json::parse(configToJson(ExperimentConfig{}));
+  for (const auto& [key, _] : defaults["model"].items()) out.push_back({"model_keys", key});
+  for (const auto& [key, _] : defaults["train"].items()) out.push_back({"train_keys", key});
+  return out;
+}
+
+// True when members.json lists `name` of `kind` as built.
+bool built(const nlohmann::json& members, const std::string& kind, const std::string& name) {
+  const auto dot = name.find('.');
+  if (kind == "attention_setting" || kind == "positional_setting") {
+    const nlohmann::json& family = members[kind == "attention_setting" ? "attention" : "positional"];
+    const std::string member = name.substr(0, dot), key = name.substr(dot + 1);
+    return family.contains(member) && std::find(family[member].begin(), family[member].end(), key) != family[member].end();
+  }
+  const nlohmann::json& list = members[kind];
+  return list.is_object() ? list.contains(name) : std::find(list.begin(), list.end(), name) != list.end();
+}
+
 }  // namespace
 
 class TestExportParity : public QObject {
   Q_OBJECT
  private slots:
+  // Every member the engine registers is in the package's list, or refused there with a one-line reason.
+  void everyEngineMemberIsBuiltOrRefused() {
+    const nlohmann::json members = torchMembers();
+    const std::map<std::string, std::string> singular = {{"gates", "gate"}, {"model_keys", "model_key"}, {"train_keys", "train_key"}};
+    for (const auto& [kind, name] : engineMembers()) {
+      if (built(members, kind, name)) continue;
+      const std::string key = (singular.count(kind) ? singular.at(kind) : kind) + ":" + name;
+      const auto reason = members["refused"].find(key);
+      QVERIFY2(reason != members["refused"].end(),
+               qPrintable(QString::fromStdString(key) + ": the engine has it; build it in attnlab_torch (and list it in members.json) "
+                                                        "or list it under \"refused\" with its reason"));
+      const std::string line = reason->get<std::string>();
+      QVERIFY2(!line.empty() && line.find('\n') == std::string::npos, key.c_str());
+    }
+  }
+
   void torchMatchesEngineForEveryCombination() {
     const Run install = runProgram("bash", {ATTNLAB_SOURCE_DIR "/scripts/install_torch.sh"});
     QVERIFY2(install.exitCode == 0, ("the parity test needs Debian's python3-torch: " + install.err).constData());
@@ -265,6 +333,14 @@ class TestExportParity : public QObject {
     gpt2.imported = std::move(opened);
     cases.push_back(gpt2);
     QVERIFY2(unknownGates.isEmpty(), qPrintable("gates without a parity case (add them here and to attnlab_torch): " + unknownGates));
+    // A case the exporter refuses (members.json) must be refused by the package too, in one line.
+    const std::string members = torchMembers().dump();
+    for (Case& c : cases) {
+      ExperimentConfig e;
+      e.model = c.model;
+      if (c.train) c.train(e.train);
+      c.expectRefusal = !torchExportRefusal(e, members).empty();
+    }
     // In memory where the system has it: the engine flushes each file it writes (fsync), which on a
     // busy disk costs more than the whole comparison.
     QTemporaryDir tmp(QDir("/dev/shm").exists() ? "/dev/shm/attnlab-parity-XXXXXX" : QDir::tempPath() + "/attnlab-parity-XXXXXX");

@@ -74,6 +74,36 @@ class TestExportTrain : public QObject {
     QVERIFY(std::abs(cell(ours[7], 2) - cell(lab[7], 2)) <= 1e-5 * cell(lab[7], 2));  // validation loss at the end
   }
 
+  // accumulated_rotation with omega_mode 1: the engine's per-token table travels as omega_table.safetensors,
+  // so train.py's losses equal the lab's step by step, and its checkpoint keeps the table.
+  void fixedAngleTableTrainsAsTheLab() {
+    const QStringList omega = {"--set", "model.positional=accumulated_rotation", "--set", "model.positional_settings.omega_mode=1"};
+    Run run = runCli(QStringList{"export", "pytorch", "--preset", "induction", "--out", dir("omega-export")} + omega);
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    QVERIFY(QFileInfo::exists(dir("omega-export/init/omega_table.safetensors")));
+    run = runCli(QStringList{"data", "--preset", "induction", "--tokens", "10000", "--out", dir("omega-data")} + omega);
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    run = runProgram(kPython, {dir("omega-export/train.py"), "--data", dir("omega-data"), "--out", dir("omega-run"), "--steps", "4", "--threads", "1"});
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    run = runCli(QStringList{"train", "--preset", "induction", "--steps", "4", "--threads", "1", "--quiet", "--out", dir("omega-lab")} + omega);
+    QVERIFY2(run.exitCode == 0, run.err.constData());
+    const QStringList ours = csvRows(dir("omega-run/history.csv")), lab = csvRows(dir("omega-lab/history.csv"));
+    QCOMPARE(ours.size(), 4);
+    QCOMPARE(lab.size(), 4);
+    for (int i = 0; i < 4; ++i)
+      for (int column : {1, 5}) {  // loss, grad_norm
+        const double a = cell(ours[i], column), b = cell(lab[i], column);
+        QVERIFY2(std::abs(a - b) <= 1e-5 * std::abs(b), qPrintable(QString("step %1 column %2: %3 vs the lab's %4").arg(i + 1).arg(column).arg(a).arg(b)));
+      }
+    QVERIFY(QFileInfo::exists(dir("omega-run/checkpoint/omega_table.safetensors")));
+    const QJsonObject eval = evalJson(dir("omega-run/checkpoint"));
+    QVERIFY2(eval.contains("loss"), QJsonDocument(eval).toJson().constData());
+    // the table is drawn from the seed: a trained model's seed stays
+    verifyOneLine(runCli({"export", "pytorch", "--model", dir("omega-lab"), "--set", "train.seed=9", "--out", dir("omega-refused")}),
+                  "attnlab-cli: --set train.seed: this model's per-token angle table", "");
+    QVERIFY(!QFileInfo::exists(dir("omega-refused")));
+  }
+
   void twoProcessesWithTorchrunReachInductionAccuracy() {
     QElapsedTimer timer;
     timer.start();
@@ -113,11 +143,6 @@ class TestExportTrain : public QObject {
   }
 
   void badInputGetsOneLine() {
-    // an experiment the export cannot express
-    verifyOneLine(runCli({"export", "pytorch", "--preset", "induction", "--set", "model.positional=accumulated_rotation", "--set",
-                          "model.positional_settings.omega_mode=1", "--out", dir("refused")}),
-                  "attnlab-cli: the PyTorch export cannot express accumulated_rotation with omega_mode 1", "");
-    QVERIFY(!QFileInfo::exists(dir("refused")));
     // a folder that is not a lab run, for the exporter and for train.py
     QDir().mkpath(dir("not-a-run"));
     verifyOneLine(runCli({"export", "pytorch", "--model", dir("not-a-run"), "--out", dir("x")}), "attnlab-cli: ", "config.json");

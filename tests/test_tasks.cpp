@@ -210,9 +210,11 @@ class TestTasks : public QObject {
   Q_OBJECT
 
   QTemporaryDir dir_;
-  QString textPath_;
+  QString textPath_, dataPath_;
 
-  std::unique_ptr<Task> makeAny(const std::string& name) { return makeOrFail(name, {}, textPath_.toStdString()); }
+  std::unique_ptr<Task> makeAny(const std::string& name) {
+    return makeOrFail(name, {}, (name == "token_files" ? dataPath_ : textPath_).toStdString());
+  }
 
  private slots:
   void initTestCase() {
@@ -224,6 +226,22 @@ class TestTasks : public QObject {
     for (int i = 0; i < 100; ++i) text += tail[i % 3];
     textPath_ = dir_.filePath("corpus.txt");
     writeFile(textPath_, text);
+    // a data folder (attnlab-cli data's format) for token_files: 40 + 40 sequences of 32 ids in [0, 6), each target the next token
+    dataPath_ = dir_.filePath("data");
+    QDir().mkpath(dataPath_);
+    writeFile(dataPath_ + "/data.json",
+              R"({"format": "attnlab-data-1", "vocab": 6, "seq_len": 32, "splits": {"train": 40, "validation": 40}, "has_answers": false})");
+    for (const char* split : {"train", "validation"}) {
+      std::string tokens, targets;
+      const auto token = [&](int row, int t) { return (t * (row % 5 + 1) + (split[0] == 't' ? 0 : 3) + row) % 6; };
+      for (int row = 0; row < 40; ++row)
+        for (int t = 0; t < 32; ++t) {  // a language model's data: the target is the next token
+          const int input = token(row, t), target = token(row, t + 1);
+          tokens.append(reinterpret_cast<const char*>(&input), 4), targets.append(reinterpret_cast<const char*>(&target), 4);
+        }
+      writeFile(dataPath_ + "/" + split + ".tokens", tokens);
+      writeFile(dataPath_ + "/" + split + ".targets", targets);
+    }
   }
 
   void everyTaskBuildsWellFormedBatches() {
@@ -240,7 +258,7 @@ class TestTasks : public QObject {
       QVERIFY2(natural >= task->minSequenceLength() && natural <= 128, name);
       QCOMPARE(task->sequenceLength(task->minSequenceLength()), task->minSequenceLength());
       std::vector<int> lengths = {natural, task->minSequenceLength()};
-      if (entry.name != "text") lengths.push_back(4 * natural + 1);  // generated tasks stretch (extrapolation)
+      if (entry.name != "text" && entry.name != "token_files") lengths.push_back(4 * natural + 1);  // files hold what they hold  // generated tasks stretch (extrapolation)
       Rng rng(3);
       for (const int T : lengths)
         for (const Split split : {Split::Train, Split::Validation}) {
@@ -640,7 +658,7 @@ class TestTasks : public QObject {
     for (const auto& entry : TaskRegistry::instance().entries()) {
       auto task = makeAny(entry.name);
       Rng rng(15);
-      const int T = entry.name == "text" ? task->sequenceLength(128) : 128;  // the test file holds 99
+      const int T = task->sequenceLength(128);  // the text file holds 99, the data folder 32
       const int repeats = 200;
       const auto start = std::chrono::steady_clock::now();
       long checksum = 0;

@@ -2,6 +2,7 @@
 // masks, the format the PyTorch export's train.py reads (resources/attnlab_torch/data.py). The
 // sequences are drawn from the run's own generators, so they are the batches the lab trains and
 // validates on, in order: sequence i of train.tokens is row i % batch of step i / batch + 1.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -10,12 +11,24 @@
 #include "command.h"
 #include "export_folder.h"
 #include "format.h"
+#include "hf/hf_model.h"
 #include "io/files.h"
 #include "io/config_json.h"
 #include "setup.h"
 
 namespace attnlab::cli {
 namespace {
+
+// --text FILE --tokenizer DIR: the text through a pretrained model's tokenizer (its folder, or an
+// export's init/pretrained), ids padded to the model's embedding rows, sequences of 128 tokens
+// unless --set task.seq_len says otherwise: the data an exported Hugging Face model trains on.
+void usePretrainedTokenizer(const Args& args, ExperimentConfig& config) {
+  if (!args.has("text")) throw CliError("--tokenizer DIR goes with --text FILE (the corpus it tokenizes)");
+  config.task.tokenizer = args.text("tokenizer");
+  hf::HfModelInfo info;
+  if (hf::readHfConfig(config.task.tokenizer, info).empty()) config.task.settings["vocab_rows"] = info.config.vocab;
+  config.task.seq_len = 128;
+}
 
 // --task / --text start from the default experiment; --preset, --config and --model from theirs.
 ExperimentConfig dataExperiment(const Args& args) {
@@ -26,8 +39,10 @@ ExperimentConfig dataExperiment(const Args& args) {
   if (args.has("model")) config = openModel(args).config;
   if (args.has("task")) config.task.name = args.text("task");
   if (args.has("text")) config.task.name = "text", config.task.text_path = args.text("text");
+  if (args.has("tokenizer")) usePretrainedTokenizer(args, config);
   for (const std::string& assignment : args.all("set"))
     if (std::string why = applyOverride(config, assignment); !why.empty()) throw CliError("--set " + why);
+  config.model.context = std::max(config.model.context, config.task.seq_len);  // sequences as long as --set task.seq_len asks
   config.train.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(config.train.seed), 0, 1LL << 62));
   if (std::string why = validate(config); !why.empty()) throw CliError("invalid configuration: " + why);
   return config;
@@ -106,10 +121,11 @@ int runData(const Args& args) {
 
 Command dataCommand() {
   return {"data",
-          "(--task NAME | --text FILE | --preset NAME | --config FILE | --model DIR) --tokens N --out DIR [--set KEY=VALUE ...]",
+          "(--task NAME | --text FILE [--tokenizer DIR] | --preset NAME | --config FILE | --model DIR) --tokens N --out DIR [--set KEY=VALUE ...]",
           "write a task's or a text's sequences as token files with loss masks, for the PyTorch export's train.py",
           {{"task", "NAME", "a task (see 'attnlab-cli list') with the default experiment's settings"},
            {"text", "FILE", "a UTF-8 text, modelled character by character (the text task)"},
+           {"tokenizer", "DIR", "with --text: tokenize it with this model folder's tokenizer (a Hugging Face folder, or an export's init/pretrained)"},
            {"preset", "NAME", "the task, seed and batch of a built-in preset"},
            {"config", "FILE", "the task, seed and batch of an experiment JSON file"},
            modelFlag(),

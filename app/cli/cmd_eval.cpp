@@ -129,11 +129,22 @@ int evalThroughCache(const Args& args, const LoadedCheckpoint& loaded) {
   return 0;
 }
 
+// --data DIR: the checkpoint evaluated on a data folder (attnlab-cli data's format) instead of its task.
+LoadedCheckpoint openOnData(const Args& args) {
+  if (hf::isHfFolder(args.required("model"))) throw CliError("--data needs a lab checkpoint, not a Hugging Face folder");
+  LoadedCheckpoint loaded;
+  if (std::string why = loadCheckpointOnData(args.required("model"), args.text("data"), loaded); !why.empty()) throw CliError(why);
+  const int model = loaded.trainer->model().config().vocab, data = loaded.trainer->task().vocabulary().size();
+  if (model != data)
+    throw CliError(args.text("data") + ": the data's vocabulary has " + std::to_string(data) + " tokens, the model's " + std::to_string(model));
+  return loaded;
+}
+
 int runEval(const Args& args) {
   if (args.has("ids") || args.has("text")) return evalIds(args, openAnyModel(args));
   if (hf::isHfFolder(args.required("model")))
     throw CliError(args.text("model") + " is a Hugging Face model: score it on --text \"...\" or --ids 1,2,3");
-  LoadedCheckpoint loaded = openModel(args);
+  LoadedCheckpoint loaded = args.has("data") ? openOnData(args) : openModel(args);
   const int batches = static_cast<int>(args.integer("batches", loaded.config.train.eval_batches, 1, 100000));
   if (args.has("lengths")) return runLengths(args, loaded, batches);
   if (args.has("policy") || args.has("budget") || args.has("kv-quant")) return evalThroughCache(args, loaded);
@@ -157,11 +168,12 @@ int runEval(const Args& args) {
 
 Command evalCommand() {
   return {"eval",
-          "--model DIR [--batches N | --ids 1,2,3 | --text \"...\"] [--lengths M1,M2,..] [--policy NAME --budget N|R% "
+          "--model DIR [--batches N | --data DIR | --ids 1,2,3 | --text \"...\"] [--lengths M1,M2,..] [--policy NAME --budget N|R% "
           "--kv-quant fp32|int8|int4 --sequences N] [--json]",
           "evaluate a saved model on its task's validation data",
           {modelFlag(),
            {"batches", "N", "validation batches (default: the model's train.eval_batches)"},
+           {"data", "DIR", "evaluate on this data folder (attnlab-cli data's format, e.g. a PyTorch-exported run's) instead of the task"},
            {"lengths", "M1,M2,..", "evaluate at these multiples of the training length (length extrapolation), e.g. 1,2,4,8"},
            evictionFlags()[0], evictionFlags()[1], evictionFlags()[2], evictionFlags()[3], evictionFlags()[4],
            {"sequences", "N", "with --policy, --budget or --kv-quant: held-out sequences decoded through the cache (default 8)"},

@@ -8,9 +8,12 @@
 #include "export_folder.h"
 #include "export_plan.h"
 #include "hf/hf_model.h"
+#include "hf/pretrained_copy.h"
 #include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "io/files.h"
+#include "io/fixed_angle_table.h"
+#include "io/torch_members.h"
 #include "setup.h"
 
 namespace attnlab::cli {
@@ -19,13 +22,11 @@ const std::vector<std::pair<std::string_view, std::string_view>>& exportFiles();
 
 namespace {
 
-// What resources/attnlab_torch cannot build exactly (its config.py refuses the same): one line, or "".
-std::string exportRefusal(const ModelConfig& m) {
-  const auto mode = m.positional_settings.find("omega_mode");
-  if (m.positional == "accumulated_rotation" && mode != m.positional_settings.end() && mode->second != 0)
-    return "the PyTorch export cannot express accumulated_rotation with omega_mode 1: its per-token angle table is "
-           "drawn from the engine's random generator and is not stored in the checkpoint";
-  return {};
+// What resources/attnlab_torch cannot build exactly, by its members.json (its config.py refuses the same): one line, or "".
+std::string exportRefusal(const ExperimentConfig& config) {
+  for (const auto& [path, text] : exportFiles())
+    if (path == "attnlab_torch/members.json") return torchExportRefusal(config, std::string(text));
+  return "this attnlab-cli was built without the PyTorch export's members.json";
 }
 
 // --model HFDIR: the imported model as the engine holds it (the lab's names and layouts: GPT-2's Conv1D
@@ -50,7 +51,7 @@ ExperimentConfig importedExperiment(const Args& args, const hf::HfModelInfo& inf
     if (std::string why = applyOverride(config, assignment); !why.empty()) throw CliError("--set " + why);
   }
   if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
-  if (std::string why = exportRefusal(config.model); !why.empty()) throw CliError(why);
+  if (std::string why = exportRefusal(config); !why.empty()) throw CliError(why);
   return config;
 }
 
@@ -61,12 +62,20 @@ ImportedModel openImported(const Args& args) {
   return {importedExperiment(args, info), std::move(model)};
 }
 
-// init/ of an imported model: its config.json and weights (no history: it has not trained in the lab).
-void writeImportedInit(const ImportedModel& imported, const std::string& init) {
+// init/ of an imported model: its config.json and weights (no history: it has not trained in the lab),
+// and pretrained/, what describes its Hugging Face folder, as the lab's own fine-tuning checkpoints keep
+// it (hf/pretrained_copy.h). Its task is token_files: train.py names the data folder it trains on, so
+// each checkpoint opens in the lab and evaluates on that data at the data's sequence length.
+void writeImportedInit(const ImportedModel& imported, const std::string& hfDir, const std::string& init) {
   std::error_code ec;
   std::filesystem::create_directories(init, ec);
   if (ec) throw CliError(init + ": cannot create the folder (" + ec.message() + ")");
-  if (std::string why = writeFileAtomic(init + "/config.json", configToJson(imported.config)); !why.empty()) throw CliError(why);
+  if (std::string why = hf::keepPretrainedDescription(hfDir, init + "/" + hf::kPretrainedFolder); !why.empty()) throw CliError(why);
+  ExperimentConfig config = imported.config;
+  config.task = TaskConfig{};
+  config.task.name = "token_files";
+  config.task.tokenizer = hf::kPretrainedFolder;
+  if (std::string why = writeFileAtomic(init + "/config.json", configToJson(config)); !why.empty()) throw CliError(why);
   if (std::string why = writeSafetensors(init + "/model.safetensors", imported.model->params()); !why.empty()) throw CliError(why);
 }
 
@@ -84,6 +93,8 @@ std::unique_ptr<Trainer> experimentToExport(const Args& args) {
   }
   if (args.has("steps")) config.train.steps = static_cast<int>(args.integer("steps", config.train.steps, 1, 1 << 30));
   if (std::string why = validate(config); !why.empty()) throw CliError("invalid configuration: " + why);
+  if (config.train.seed != loaded.config.train.seed && hasFixedAngleTable(loaded.trainer->model()))
+    throw CliError("--set train.seed: this model's per-token angle table (accumulated_rotation, omega_mode 1) is drawn from its seed, which must stay");
   return std::make_unique<Trainer>(config, copyModel(loaded.trainer->model()), loaded.trainer->history());
 }
 
@@ -105,7 +116,7 @@ int runExport(const Args& args) {
   const ImportedModel hfModel = imported ? openImported(args) : ImportedModel{};
   const std::unique_ptr<Trainer> trainer = imported ? nullptr : experimentToExport(args);
   if (trainer)
-    if (std::string why = exportRefusal(trainer->config().model); !why.empty()) throw CliError(why);
+    if (std::string why = exportRefusal(trainer->config()); !why.empty()) throw CliError(why);
   prepareOutputFolder(out, "train.py", "an exported experiment");
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -117,16 +128,18 @@ int runExport(const Args& args) {
                   fs::perm_options::add, ec);
   const std::string init = (fs::path(out) / "init").string();
   if (imported) {
-    writeImportedInit(hfModel, init);
+    writeImportedInit(hfModel, args.text("model"), init);
     const ExperimentConfig& c = hfModel.config;
     const uint64_t parameters = hfModel.model->params().totalElements();
     std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", " << c.description << ", "
-              << parameters << " parameters)\nnext: tokenize a corpus with the model's tokenizer into the format of "
-              << out << "/README.md (Data), then torchrun --standalone --nproc_per_node 2 " << out << "/train.py --data DATA --out RUN"
+              << parameters << " parameters)\nnext: attnlab-cli data --text CORPUS --tokenizer " << init << "/" << hf::kPretrainedFolder
+              << " --tokens N --out DATA (or your own token files, " << out << "/README.md), then torchrun --standalone --nproc_per_node 2 " << out << "/train.py --data DATA --out RUN"
               << std::endl;
     return 0;
   }
   if (std::string why = saveCheckpoint(init, *trainer); !why.empty()) throw CliError(why, 1);
+  // the per-token table the lab rebuilds from the seed (accumulated_rotation, omega_mode 1), which is no parameter
+  if (std::string why = writeFixedAngleTable(init, trainer->model()); !why.empty()) throw CliError(why, 1);
   const ExperimentConfig& c = trainer->config();
   std::cout << "wrote " << out << ": attnlab_torch/, train.py, README.md and init/ (" << c.name << ", "
             << trainer->model().params().totalElements() << " parameters, "
@@ -157,7 +170,7 @@ Command exportCommand() {
           "and its weights: trained ones with --model, else the lab's own initial weights for the seed).\n"
           "--model may name a Hugging Face folder (gpt2, llama, qwen2, gpt_neox): init/ then holds it in the lab's layout.\n"
           "Training data comes from 'attnlab-cli data'. Refused, in one line: experiments the package cannot\n"
-          "express (accumulated_rotation with omega_mode 1).",
+          "express.",
           runExport,
           {"pytorch"}};
 }

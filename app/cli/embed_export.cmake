@@ -1,6 +1,6 @@
 # Writes the PyTorch export's files (resources/attnlab_torch/*.py, resources/export/*) into a C++
 # table {path inside the exported folder, text}, so attnlab-cli carries them with no source tree.
-file(GLOB package ${ROOT}/resources/attnlab_torch/*.py)
+file(GLOB package ${ROOT}/resources/attnlab_torch/*.py ${ROOT}/resources/attnlab_torch/members.json)
 file(GLOB extras ${ROOT}/resources/export/*)
 list(SORT package)
 list(SORT extras)

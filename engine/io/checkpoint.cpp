@@ -96,7 +96,9 @@ std::string saveCheckpoint(const std::string& dir, const Trainer& trainer) {
   return syncFolder(parent.string());
 }
 
-std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
+std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) { return loadCheckpointOnData(dir, "", out); }
+
+std::string loadCheckpointOnData(const std::string& dir, const std::string& dataDir, LoadedCheckpoint& out) {
   const fs::path folder = folderPath(dir);
   const std::string configPath = (folder / kConfigFile).string();
   std::error_code ec;
@@ -110,6 +112,11 @@ std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) {
   if (std::string why = configFromJson(text, config); !why.empty()) return configPath + ": " + why;
   if (!config.task.tokenizer.empty() && fs::path(config.task.tokenizer).is_relative())
     config.task.tokenizer = (folder / config.task.tokenizer).lexically_normal().string();  // its own copy (writeFolder)
+  if (!dataDir.empty()) {
+    TaskConfig data;
+    data.name = "token_files", data.text_path = dataDir, data.tokenizer = config.task.tokenizer;
+    config.task = data;
+  }
   if (std::string why = validate(config); !why.empty()) return configPath + ": " + why;
   if (config.model.vocab <= 0) return configPath + ": model.vocab must be set in a saved checkpoint";
   if (std::string why = checkFitsInMemory(config.model); !why.empty()) return configPath + ": " + why;

@@ -24,6 +24,10 @@ struct LoadedCheckpoint {
 };
 // Returns "" on success, else a one-line reason naming the file and what is wrong.
 std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out);
+// loadCheckpoint with the task replaced by the data folder `dataDir` (task token_files, attnlab-cli
+// data's format; the checkpoint's tokenizer kept): a run evaluated on data it does not name, e.g. a
+// PyTorch-exported run whose data folder moved.
+std::string loadCheckpointOnData(const std::string& dir, const std::string& dataDir, LoadedCheckpoint& out);
 
 // Lower-level pieces, also used by tests.
 std::string writeSafetensors(const std::string& path, const ParamStore& params);

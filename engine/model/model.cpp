@@ -318,6 +318,7 @@ std::unique_ptr<Model> copyModel(const Model& model) {
   const auto& from = model.params().all();
   auto& to = copy->params().all();
   for (size_t i = 0; i < from.size(); ++i) to[i]->value = from[i]->value;  // same config, same order and shapes
+  copy->parts_->positional->copyFixedState(*model.parts_->positional);      // e.g. accumulated_rotation's table
   return copy;
 }
 

@@ -66,6 +66,10 @@ class AccumulatedRotation : public PositionalEncoding {
       for (int m = 0; m < pairs_; ++m) table_(v, m) = static_cast<float>(2.0 * freq_[m] * rng.uniform());
   }
 
+  void copyFixedState(const PositionalEncoding& from) override {
+    if (const auto* same = dynamic_cast<const AccumulatedRotation*>(&from)) table_ = same->table_;
+  }
+
   int rotaryPairs() const override { return pairs_; }
   bool rotatesValues() const override { return rotateValues_; }
   bool rotaryAnglesNeedGradient() const override { return learned_; }

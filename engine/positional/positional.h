@@ -26,6 +26,9 @@ class PositionalEncoding {
   virtual std::string configure(const ModelConfig& config, ParamStore& params) = 0;
   // Draws initial parameter values (called once on a fresh model, not on checkpoint load).
   virtual void initialise(ParamStore& /*params*/, Rng& /*rng*/) {}
+  // Copies what initialise() drew that is not a parameter (a fixed table) from the same encoding
+  // of a model with the same config: copyModel's copy skips initialise().
+  virtual void copyFixedState(const PositionalEncoding& /*from*/) {}
 
   // --- 1. absolute: x[b*T + t] += table(pos[t]) -------------------------------------------
   virtual bool absolute() const { return false; }

@@ -16,6 +16,7 @@ from .errors import LabError
 from .model import LabModel
 from .safetensors_io import read_safetensors, write_safetensors
 
+OMEGA_TABLE_FILE = "omega_table.safetensors"  # accumulated_rotation omega_mode 1: the engine's per-token increments
 HISTORY_COLUMNS = ["step", "loss", "val_loss", "accuracy", "lr", "grad_norm", "tokens_per_second", "seconds"]
 
 
@@ -26,7 +27,34 @@ def load(folder):
     config = read_config(os.path.join(folder, "config.json"))
     model = LabModel(config)
     load_weights(model, os.path.join(folder, "model.safetensors"))
+    load_fixed_tables(model, folder)
     return model
+
+
+def fixed_tables(model):
+    """The model's fixed tables that are not parameters (accumulated_rotation's omega_table), by name."""
+    return {name: t.detach().cpu() for name, t in model.named_buffers() if name.endswith("omega_table")}
+
+
+def set_fixed_tables(model, tables):
+    with torch.no_grad():
+        for name, t in model.named_buffers():
+            if name in tables:
+                t.copy_(tables[name])
+
+
+def load_fixed_tables(model, folder):
+    if not fixed_tables(model):
+        return
+    path = os.path.join(folder, OMEGA_TABLE_FILE)
+    if not os.path.exists(path):
+        raise LabError(f"{path}: not found (accumulated_rotation with omega_mode 1 needs the engine's per-token table, "
+                       "which 'attnlab-cli export pytorch' writes)")
+    table = read_safetensors(path).get("omega_table")
+    expected = model.positional.omega_table
+    if table is None or list(table.shape) != list(expected.shape):
+        raise LabError(f"{path}: needs a tensor omega_table of shape {list(expected.shape)}")
+    set_fixed_tables(model, {"positional.omega_table": table})
 
 
 def load_weights(model, path):
@@ -100,8 +128,24 @@ def _exchange(a, b):
         return False
 
 
-def save(model, folder, history=()):
-    """Writes `model` (a LabModel, or DDP/FSDP around one, unwrapped by the caller) as a lab checkpoint folder."""
+def read_kept_files(folder, subfolder="pretrained"):
+    """{relative path: bytes} of a checkpoint's `pretrained/` folder: what describes the Hugging Face model
+    it came from (config.json, tensors.json, tokenizer files), which every checkpoint of it carries on."""
+    root = os.path.join(folder, subfolder)
+    if not os.path.isdir(root):
+        return {}
+    kept = {}
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                kept[f"{subfolder}/{name}"] = f.read()
+    return kept
+
+
+def save(model, folder, history=(), kept_files=None):
+    """Writes `model` (a LabModel, or DDP/FSDP around one, unwrapped by the caller) as a lab checkpoint folder,
+    with `kept_files` ({relative path: bytes}, from read_kept_files) beside it."""
     folder = os.path.abspath(folder)
     if os.path.isfile(folder) or (os.path.isdir(folder) and os.listdir(folder)
                                   and not os.path.exists(os.path.join(folder, "config.json"))):
@@ -113,9 +157,17 @@ def save(model, folder, history=()):
         config = dict(model.config, format=FORMAT)
         _fsync_write(os.path.join(tmp, "config.json"), json.dumps(config, indent=2) + "\n")
         write_safetensors(os.path.join(tmp, "model.safetensors"), dict(model.named_parameters()))
+        for table in fixed_tables(model).values():
+            write_safetensors(os.path.join(tmp, OMEGA_TABLE_FILE), {"omega_table": table})
         n_layers = model.spec.n_layers
         text = ",".join(history_header(n_layers)) + "\n" + "".join(history_line(r, n_layers) + "\n" for r in history)
         _fsync_write(os.path.join(tmp, "history.csv"), text)
+        for relative, data in (kept_files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(tmp, relative)), exist_ok=True)
+            with open(os.path.join(tmp, relative), "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
         if os.path.exists(folder) and _exchange(tmp, folder):
             shutil.rmtree(tmp, ignore_errors=True)  # now the previous checkpoint
         else:

@@ -1,6 +1,7 @@
 """The lab's config.json, read with the engine's defaults (engine/model/config.h), and the check
 that this package can express the experiment exactly (anything else is refused in one line)."""
 import json
+import os
 
 from .errors import LabError
 
@@ -54,13 +55,46 @@ OUTPUT_GATES = ("none", "elementwise", "headwise")
 SCORE_PRECISIONS = ("fp32", "bf16", "fp16")
 
 
+GATES = ("retention_gate", "output_gate", "presence", "value_gate")  # model.retention_gate, output_gate, oattention's presence, value_gate
+
+# members.json: what this package builds, the list attnlab-cli export refuses anything else by.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "members.json"), encoding="utf-8") as _f:
+    MEMBERS = json.load(_f)
+
+
+def _check_members():
+    """members.json and the tables above describe the same package (a difference is a bug here, not bad input)."""
+    ours = {"attention": {k: sorted(v) for k, v in ATTENTION_SETTINGS.items()},
+            "positional": {k: sorted(v) for k, v in POSITIONAL_SETTINGS.items()},
+            "gates": sorted(GATES), "projection_sharing": sorted(PROJECTION_SHARING), "output_gate": sorted(OUTPUT_GATES),
+            "score_precision": sorted(SCORE_PRECISIONS), "norm": sorted(NORMS), "mlp": sorted(MLPS),
+            "model_keys": sorted(MODEL_DEFAULTS), "train_keys": sorted(TRAIN_DEFAULTS)}
+    for kind, table in ours.items():
+        listed = MEMBERS[kind]
+        listed = {k: sorted(v) for k, v in listed.items()} if isinstance(listed, dict) else sorted(listed)
+        if listed != table:
+            raise LabError(f"attnlab_torch: members.json's {kind} ({listed}) differ from config.py's ({table})")
+
+
+_check_members()
+
+
+def _cannot(kind, name, what, known):
+    """The one-line refusal of a member: members.json's reason when it lists one, else what this package knows."""
+    reason = MEMBERS["refused"].get(f"{kind}:{name}")
+    return LabError(f"attnlab_torch cannot express {what} '{name}': {reason}" if reason
+                    else f"attnlab_torch cannot express {what} '{name}' yet (it knows: {', '.join(known)})")
+
+
 class ModelSpec:
     """The `model` section with every default filled in, plus helpers the modules read."""
 
     def __init__(self, section):
         unknown = sorted(set(section) - set(MODEL_DEFAULTS))
         if unknown:
-            raise LabError(f"config.json: model.{unknown[0]} is not a model key this package knows")
+            reason = MEMBERS["refused"].get(f"model_key:{unknown[0]}")
+            raise LabError(f"attnlab_torch cannot express model.{unknown[0]}: {reason}" if reason
+                           else f"config.json: model.{unknown[0]} is not a model key this package knows")
         merged = dict(MODEL_DEFAULTS, **section)
         for key, value in merged.items():
             setattr(self, key, value)
@@ -87,7 +121,6 @@ class ModelSpec:
 
 def check_expressible(spec):
     """Raises LabError with one line when the experiment cannot be built here exactly."""
-    known = lambda names: ", ".join(names)
     if spec.vocab <= 0:
         raise LabError("config.json: model.vocab is 0 (export through attnlab-cli, which fills it in from the task)")
     if spec.n_heads <= 0 or spec.d_model % spec.n_heads:
@@ -98,28 +131,22 @@ def check_expressible(spec):
         raise LabError(f"config.json: model.attention lists {len(spec.attention)} variants for {spec.n_layers} layers")
     for name in spec.attention:
         if name not in ATTENTION_SETTINGS:
-            raise LabError(f"attnlab_torch cannot express attention variant '{name}' yet (it knows: {known(ATTENTION_SETTINGS)})")
+            raise _cannot("attention", name, "attention variant", ATTENTION_SETTINGS)
     if spec.positional not in POSITIONAL_SETTINGS:
-        raise LabError(f"attnlab_torch cannot express positional encoding '{spec.positional}' yet "
-                       f"(it knows: {known(POSITIONAL_SETTINGS)})")
-    if spec.positional == "accumulated_rotation" and spec.positional_setting("omega_mode") != 0:
-        raise LabError("attnlab_torch cannot express accumulated_rotation with omega_mode 1: its per-token angle table "
-                       "is drawn from the engine's random generator and is not stored in the checkpoint")
+        raise _cannot("positional", spec.positional, "positional encoding", POSITIONAL_SETTINGS)
     if spec.positional == "rope" and spec.positional_setting("llama3_factor") > 0 and not (
             spec.positional_setting("llama3_high_freq_factor") > spec.positional_setting("llama3_low_freq_factor")):
         raise LabError("config.json: rope llama3_high_freq_factor must exceed llama3_low_freq_factor")
     if spec.projection_sharing not in PROJECTION_SHARING:
-        raise LabError(f"attnlab_torch cannot express projection sharing '{spec.projection_sharing}' "
-                       f"(it knows: {known(PROJECTION_SHARING)})")
+        raise _cannot("projection_sharing", spec.projection_sharing, "projection sharing", PROJECTION_SHARING)
     if spec.output_gate not in OUTPUT_GATES:
-        raise LabError(f"attnlab_torch cannot express output gate '{spec.output_gate}' (it knows: {known(OUTPUT_GATES)})")
+        raise _cannot("output_gate", spec.output_gate, "output gate", OUTPUT_GATES)
     if spec.score_precision not in SCORE_PRECISIONS:
-        raise LabError(f"attnlab_torch cannot express score precision '{spec.score_precision}' "
-                       f"(it knows: {known(SCORE_PRECISIONS)})")
+        raise _cannot("score_precision", spec.score_precision, "score precision", SCORE_PRECISIONS)
     if spec.norm not in NORMS:
-        raise LabError(f"attnlab_torch cannot express model.norm '{spec.norm}' (it knows: {known(NORMS)})")
+        raise _cannot("norm", spec.norm, "model.norm", NORMS)
     if spec.mlp not in MLPS:
-        raise LabError(f"attnlab_torch cannot express model.mlp '{spec.mlp}' (it knows: {known(MLPS)})")
+        raise _cannot("mlp", spec.mlp, "model.mlp", MLPS)
     # A setting no member here reads belongs to a feature this package does not have.
     for key in spec.attention_settings:
         if not any(key in declared for declared in ATTENTION_SETTINGS.values()):

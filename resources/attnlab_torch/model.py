@@ -60,7 +60,7 @@ class Attention(nn.Module):
         B, T, _ = y.shape
         return y.view(B, T, heads, self.dh).transpose(1, 2)
 
-    def forward(self, x, h, block):
+    def forward(self, x, h, block, ids):
         """x: the block's normalised input [B, T, d]; h: the block input (presence reads it).
         Returns the output [B, T, d] and the auxiliary loss (retention sparsity, else 0)."""
         B, T, _ = x.shape
@@ -74,7 +74,7 @@ class Attention(nn.Module):
         rotary = positional.pairs > 0 and self.variant.uses_dot_scores
         angles = None
         if rotary:
-            angles = positional.angles(block.layer, x, block)
+            angles = positional.angles(block.layer, x, block, ids)
             q, k = rotate(q, angles), rotate(k, angles)
             if positional.rotates_values:  # v_j turned by phi_j
                 v = rotate(v, angles)
@@ -161,15 +161,15 @@ class Block(nn.Module):
         self.layer = layer
         self.parallel_residual = spec.parallel_residual
         self.ln1 = Norm(spec)
-        if spec.positional == "accumulated_rotation" and positional.pairs > 0:
+        if spec.positional == "accumulated_rotation" and positional.pairs > 0 and not positional.fixed:
             self.pos = OmegaIncrements(spec, positional.pairs)
         self.attn = Attention(spec, layer, positional)
         if not spec.attention_only:
             self.ln2 = Norm(spec)
             self.mlp = MLP(spec)
 
-    def forward(self, x):
-        y, aux = self.attn(self.ln1(x), x, self)
+    def forward(self, x, ids):
+        y, aux = self.attn(self.ln1(x), x, self, ids)
         if not hasattr(self, "mlp"):
             return x + y, aux
         if self.parallel_residual:  # x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX)
@@ -233,7 +233,7 @@ class LabModel(nn.Module):
             x = x + self.positional.embeddings(T).to(x.device)
         aux = x.new_zeros(())
         for block in self.blocks:
-            x, block_aux = block(x)
+            x, block_aux = block(x, ids)
             aux = aux + block_aux
         x = self.ln_f(x)
         logits = x @ (self.head.weight if hasattr(self, "head") else self.tok_emb.weight).t()

@@ -15,8 +15,8 @@ class Positional(nn.Module):
     def embeddings(self, T):
         raise NotImplementedError
 
-    def angles(self, layer, x, block):
-        """[B or 1, T, pairs] rotation angles for the layer's normalised input x [B, T, d]."""
+    def angles(self, layer, x, block, ids):
+        """[B or 1, T, pairs] rotation angles for the layer's normalised input x [B, T, d] (tokens ids [B, T])."""
         raise NotImplementedError
 
     def score_bias(self, heads, T, device=None):
@@ -70,7 +70,7 @@ class Rope(Positional):
                                   setting("llama3_high_freq_factor"), setting("llama3_original_context")) for f in freq]
         self.register_buffer("freq", torch.tensor(freq, dtype=torch.float64), persistent=False)
 
-    def angles(self, layer, x, block):
+    def angles(self, layer, x, block, ids):
         t = torch.arange(x.shape[1], dtype=torch.float64, device=x.device).view(1, -1, 1)
         return (t * self.freq.to(x.device)).to(torch.float32)
 
@@ -103,20 +103,28 @@ class Alibi(Positional):
 
 
 class AccumulatedRotation(Positional):
-    """P7: RoPE's pairs, but pair m of token t turns by phi_t = sum_{s<=t} softplus(W_l x_s + b_l)_m,
-    learned per layer (each block owns `pos.omega`, a Linear(d_model, pairs)); rotate_values also
-    turns v_j by phi_j and each head output back by -phi_i. (omega_mode 1 is refused: config.py.)"""
+    """P7: RoPE's pairs, but pair m of token t turns by phi_t = sum_{s<=t} omega_m(x_s). omega_mode 0:
+    omega = softplus(W_l x_s + b_l), learned per layer (each block owns `pos.omega`, a Linear(d_model,
+    pairs)); omega_mode 1: omega = omega_table[token_s], increments the engine drew once per token id
+    from the model's seed, fixed (a buffer, not a parameter: checkpoint.py reads and writes it as
+    omega_table.safetensors). rotate_values also turns v_j by phi_j and each head output back by -phi_i."""
 
     def __init__(self, spec):
         super().__init__()
         d_head = spec.d_head
         self.pairs = int(math.floor(spec.positional_setting("rotary_fraction") * d_head / 2.0 + 0.5))
         self.rotates_values = spec.positional_setting("rotate_values") != 0
+        self.fixed = spec.positional_setting("omega_mode") != 0
         theta = spec.positional_setting("theta")
         self.freq = [theta ** (-2.0 * m / d_head) for m in range(self.pairs)]
+        if self.fixed:  # filled from omega_table.safetensors (checkpoint.load); NaN until then
+            self.register_buffer("omega_table", torch.full((spec.vocab, self.pairs), math.nan))
 
-    def angles(self, layer, x, block):
-        omega = F.softplus(block.pos.omega(x).double(), threshold=20.0).to(torch.float32)  # softplus in double
+    def angles(self, layer, x, block, ids):
+        if self.fixed:
+            omega = self.omega_table[ids]
+        else:
+            omega = F.softplus(block.pos.omega(x).double(), threshold=20.0).to(torch.float32)  # softplus in double
         return omega.double().cumsum(dim=1).to(torch.float32)  # a double running sum, as the engine's
 
 

@@ -35,7 +35,7 @@ except ImportError:
     fail("PyTorch is not installed for this Python (Debian: apt-get install python3-torch; else pip install torch)")
 
 import attnlab_torch as lab  # noqa: E402
-from attnlab_torch.checkpoint import history_header, history_line  # noqa: E402
+from attnlab_torch.checkpoint import fixed_tables, history_header, history_line, read_kept_files, set_fixed_tables  # noqa: E402
 from attnlab_torch.data import TokenData  # noqa: E402
 from attnlab_torch.training import (clip_gradients, gradient_norm, learning_rate, make_optimizer, plain_name,  # noqa: E402
                                     set_learning_rates)
@@ -125,13 +125,14 @@ def full_state(wrapped, model, run):
     return {n: p.detach().cpu() for n, p in model.named_parameters()} if run.rank == 0 else None
 
 
-def save_checkpoint(path, state, config, history):
+def save_checkpoint(path, state, config, history, tables, kept):
     snapshot = lab.LabModel(config)
     state = {plain_name(k): v for k, v in state.items()}
     with torch.no_grad():
         for name, p in snapshot.named_parameters():
             p.copy_(state[name])
-    lab.save(snapshot, path, history)
+    set_fixed_tables(snapshot, tables)  # tables that never train (accumulated_rotation omega_mode 1)
+    lab.save(snapshot, path, history, kept)
 
 
 def masked_sums(logits, targets):
@@ -186,6 +187,12 @@ def train_loop(args, run):
             fail(f"{args.out} already holds a run; pass --resume to continue it, or choose another --out")
         model, history = lab.load(args.init), []
     config, spec = model.config, model.spec
+    tables = fixed_tables(model)
+    # An imported model's checkpoints carry what describes its Hugging Face folder (pretrained/) and
+    # name the data they trained on as their task (token_files), so the lab opens and evaluates them.
+    kept = read_kept_files(checkpoint_dir if args.resume else args.init)
+    if config.get("task", {}).get("name") == "token_files":
+        config["task"].update(text_path=os.path.abspath(args.data), seq_len=data.seq_len)
     train = dict(config["train"])
     if args.steps:
         train["steps"] = config["train"]["steps"] = args.steps
@@ -255,7 +262,7 @@ def train_loop(args, run):
         if done % every == 0 or done == train["steps"]:
             state = full_state(wrapped, model, run)
             if run.rank == 0:
-                save_checkpoint(checkpoint_dir, state, config, history)
+                save_checkpoint(checkpoint_dir, state, config, history, tables, kept)
                 accuracy = "" if math.isnan(row.get("accuracy", math.nan)) else f", accuracy {row['accuracy']:.4f}"
                 print(f"step {done}: loss {row['loss']:.4f}{accuracy}; checkpoint {checkpoint_dir}", flush=True)
     if log:
