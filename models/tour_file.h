@@ -5,7 +5,11 @@
 //   # Title of the tour                      first line
 //   @summary One line for the tour list.
 //   @duration about 3 minutes on 2 cores
-//   @check-note  What --check runs if it is shorter than the tour (optional).
+//   @short-note  The short variant (--short, what ctest runs): what it changes and why its checks
+//                still hold. Needed when the file has a short variant:
+//   @short-set train.batch=8             applied after every experiment the short run opens
+//   @train 150 short 60                       in a step: the short run trains to 60 instead
+//   @train-until 400 short 150 COND           ... or looks for COND up to 150 steps
 //   @order 2                                 place in the tour list (optional; then by name)
 //
 //   ## Title of a step                        each step starts so
@@ -44,6 +48,7 @@ struct TourAction {
   std::string text;          // preset / view name, KEY=VALUE, compare list, kv policy, widget name, select-best score
   std::string detail;        // kv budget, highlight callout text
   int steps = 0;             // train, train-until (the most steps)
+  int shortSteps = 0;        // the same in the short variant (0: as `steps`)
   int layer = 0, head = 0;   // select, 1-based
   TourExpression condition;  // train-until
 };
@@ -79,10 +84,19 @@ struct TourStep {
 
 struct Tour {
   std::string name;  // the file's base name
-  std::string title, summary, duration, checkNote;
+  std::string title, summary, duration;
+  std::string shortNote;               // what the short variant changes ("" when it has none)
+  std::vector<std::string> shortSets;  // KEY=VALUE, on top of every experiment of the short run
   int order = 1000;
   std::vector<TourStep> steps;
+
+  bool hasShortVariant() const;
 };
+
+// The tour as its short variant runs (the tour itself when it has none): every train and
+// train-until action at its short step count, and the @short-set assignments applied after each
+// step's @preset / @set lines, so they win over the experiment's own values.
+Tour shortVariant(const Tour& tour);
 
 // Parses a tour's text. Returns "" or "FILE:LINE: reason" (FILE is `fileName`). Preset names
 // and --set assignments are checked against the engine; view names against `views` unless empty.

@@ -324,6 +324,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
   static const std::vector<TourNumberSpec> specs = {
       {"step", {}, "optimiser steps done"},
       {"total_steps", {}, "steps the run is set to train"},
+      {"train_target", {}, "the step the tour's latest @train trained to (the most steps of a @train-until)"},
       {"loss", {}, "the latest training loss"},
       {"val_loss", {}, "the latest validation loss"},
       {"val_perplexity", {}, "e to the validation loss"},
@@ -408,6 +409,7 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
   if (state.hasProgress) {
     out["step"] = p.step;
     out["total_steps"] = p.total_steps;
+    if (state.trainTarget > 0) out["train_target"] = state.trainTarget;
     out["loss"] = p.loss;
     out["val_loss"] = p.val_loss;
     out["val_perplexity"] = std::exp(p.val_loss);

@@ -29,6 +29,7 @@ struct TourRunState {
   bool hasProgress = false;
   std::shared_ptr<const TraceSnapshot> trace;  // its model snapshot too
   int selectedLayer = 0, selectedHead = 0;     // 0-based, as the views select
+  int trainTarget = 0;                         // the latest @train's step (@train-until: its most); 0 before one
   std::map<std::string, double> kept;          // the numbers earlier steps kept (@keep), by name
 };
 

@@ -96,7 +96,10 @@ int main(int argc, char** argv) {
     attnlab::WelcomePage::showFor(&window);
   if (!options.tourName.isEmpty()) {
     const attnlab::Tour* shipped = attnlab::shippedTours().find(options.tourName);
-    const attnlab::Tour& tour = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
+    const attnlab::Tour& chosen = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
+    const attnlab::Tour tour = options.tourShort ? attnlab::shortVariant(chosen) : chosen;
+    if (options.tourShort && options.tourCheck)
+      std::printf("%s: %s\n", tour.name.c_str(), tour.hasShortVariant() ? ("the short variant: " + tour.shortNote).c_str() : "no short variant: the whole tour runs");
     if (options.tourCheck) attnlab::startTourCheck(window, tour, options.tourScreenshots);
     else window.tourPanel()->startTour(tour);
   }

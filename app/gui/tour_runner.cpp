@@ -67,6 +67,7 @@ void TourRunner::start(const Tour& tour) {
   results_.assign(tour.steps.size(), {});
   kept_.clear();
   target_ = 0;
+  lastTrainTarget_ = 0;
   show(0);
 }
 
@@ -166,9 +167,11 @@ void TourRunner::runNextAction() {
     switch (a.kind) {
       case Kind::Train:
         until_ = nullptr;
+        lastTrainTarget_ = a.steps;
         return trainTo(a.steps);
       case Kind::TrainUntil: {
         until_ = &a;
+        lastTrainTarget_ = a.steps;
         const int done = trace_ ? trace_->step : 0;
         return trainTo(std::min(a.steps, (done / kUntilStride + 1) * kUntilStride));
       }
@@ -316,6 +319,7 @@ void TourRunner::computeNumbers(std::vector<TourCall> calls, std::function<void(
   state.trace = trace_;
   state.selectedLayer = window_->selection().layer();
   state.selectedHead = window_->selection().head();
+  state.trainTarget = lastTrainTarget_;
   state.kept = kept_;
   job_->submit([calls = std::move(calls), state, then = std::move(then)]() -> BackgroundJob::Delivery {
     auto numbers = std::make_shared<const TourNumbers>(computeTourNumbers(calls, state));

@@ -103,6 +103,7 @@ class TourRunner : public QObject {
   std::optional<ExperimentConfig> pendingConfig_;
   bool ownsRun_ = false;  // the session's run was started by this tour
   int trainTarget_ = 0;   // while training to a step; 0 otherwise
+  int lastTrainTarget_ = 0;  // the latest @train's step, for the number train_target
   const TourAction* until_ = nullptr;
   std::shared_ptr<const TraceSnapshot> trace_;
   ProgressSnapshot progress_;
