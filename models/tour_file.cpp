@@ -163,7 +163,14 @@ class TourParser {
     } else if (d == "select-best") {
       a.kind = Kind::SelectBest;
       a.text = rest;
-      if (rest != "induction" && rest != "prev_token" && rest != "sink") return "@select-best needs induction, prev_token or sink";
+      if (rest != "induction" && rest != "prev_token" && rest != "sink" && rest != "patch")
+        return "@select-best needs induction, prev_token, sink or patch";
+    } else if (d == "opened-model") {
+      a.kind = Kind::OpenedModel;
+      if (!rest.empty()) return "@opened-model takes nothing: it uses the model folder the user opened";
+    } else if (d == "probe-repeat") {
+      a.kind = Kind::ProbeRepeat;
+      if (!parseWhole(rest, a.steps)) return "@probe-repeat needs the tokens of the random half, a positive whole number";
     } else if (d == "view") {
       a.kind = Kind::View;
       a.text = rest;
@@ -231,7 +238,7 @@ class TourParser {
       return {};
     } else {
       return "unknown line '@" + d +
-             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, predict, choice, answer, reveal, check, pass, fail, keep)";
+             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, opened-model, probe-repeat, predict, choice, answer, reveal, check, pass, fail, keep)";
     }
     step.actions.push_back(std::move(a));
     return {};

@@ -20,7 +20,10 @@
 //   @train-until 600 induction(2,1) > 0.3       train-until MAX CONDITION (checked every 25 steps),
 //   @select 2 1                                 pause, select L H, select-best induction|prev_token|sink
 //                                               (the head scoring highest), view NAME, compare A,B,
-//   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout
+//   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout,
+//   @opened-model                               opened-model (the model folder the user opened, or
+//   @probe-repeat 20                            GPT-2 from the Hugging Face cache; refused without
+//                                               one), probe-repeat N (a random N tokens, twice)
 //   @predict Which key will it pick?          optional question, asked before the actions run;
 //   @choice The previous token                  its choices, and the right one (1-based), shown
 //   @choice The token after the earlier copy    with @reveal's text after the experiment
@@ -42,12 +45,12 @@
 namespace attnlab {
 
 struct TourAction {
-  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, SelectBest, View, Compare, Kv, Highlight };
+  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, SelectBest, View, Compare, Kv, Highlight, OpenedModel, ProbeRepeat };
   Kind kind = Kind::Pause;
   int line = 0;
   std::string text;          // preset / view name, KEY=VALUE, compare list, kv policy, widget name, select-best score
   std::string detail;        // kv budget, highlight callout text
-  int steps = 0;             // train, train-until (the most steps)
+  int steps = 0;             // train, train-until (the most steps), probe-repeat (tokens per half)
   int shortSteps = 0;        // the same in the short variant (0: as `steps`)
   int layer = 0, head = 0;   // select, 1-based
   TourExpression condition;  // train-until

@@ -52,7 +52,8 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                    QStringLiteral("PRESET,PRESET[,...]"));
   const QCommandLineOption model(QStringLiteral("model"),
                                  QStringLiteral("Open a Hugging Face model folder (config.json + model.safetensors) instead of an "
-                                                "experiment; with --quit-after-steps (any N, 0 too) the capture shows its probe."),
+                                                "experiment; with --quit-after-steps (any N, 0 too) the capture shows its probe; with --tour, the model "
+                                                "a tour on a real model uses."),
                                  QStringLiteral("DIR"));
   const QCommandLineOption benchmarkUi(QStringLiteral("benchmark-ui"),
                                        QStringLiteral("Train --steps steps (default 20) measuring the UI thread's timer latency, then "

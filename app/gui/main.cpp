@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
   // The first start offers tours and presets; pictures, checks and a chosen tour go without it.
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && options.tourName.isEmpty() && attnlab::WelcomePage::wanted())
     attnlab::WelcomePage::showFor(&window);
+  // A tour on a real model (--model) finds it opening when its first step starts.
+  if (!options.modelDir.isEmpty() && !options.tourName.isEmpty()) window.openModelFolder(options.modelDir);
   if (!options.tourName.isEmpty()) {
     const attnlab::Tour* shipped = attnlab::shippedTours().find(options.tourName);
     const attnlab::Tour& chosen = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
@@ -115,6 +117,6 @@ int main(int argc, char** argv) {
     window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile, options.exportFile);
     window.startTraining();
   }
-  if (!options.modelDir.isEmpty()) window.openModelFolder(options.modelDir);
+  if (!options.modelDir.isEmpty() && options.tourName.isEmpty()) window.openModelFolder(options.modelDir);
   return app.exec();
 }
