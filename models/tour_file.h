@@ -18,7 +18,7 @@
 //   @set train.steps=300                        preset NAME, set KEY=VALUE (re-applies the
 //   @train 200                                  experiment), train N (to step N, then pause),
 //   @train-until 600 induction(2,1) > 0.3       train-until MAX CONDITION (checked every 25 steps),
-//   @select 2 1                                 pause, select L H, select-best induction|prev_token|sink
+//   @select 2 1                                 pause, select L H, select-best induction|prev_token|sink|patch
 //                                               (the head scoring highest), view NAME, compare A,B,
 //   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout,
 //   @opened-model                               opened-model (the model folder the user opened, or
