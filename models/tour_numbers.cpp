@@ -187,13 +187,8 @@ void addPatching(const std::vector<TourCall>& calls, const ModelSnapshot& snapsh
   const Model& model = *snapshot.model;
   PatchingRequest request;
   request.clean = clean;
-  request.corrupt = clean;
+  request.corrupt = corruptedTwin(clean, model.config().vocab);
   request.site = PatchSite::head_out;
-  Rng rng(kCorruptSeed);
-  const int vocab = model.config().vocab;
-  for (size_t i = 0; i < clean.size() / 2; ++i)
-    do request.corrupt[i] = rng.uniformInt(0, vocab - 1);
-    while (request.corrupt[i] == clean[i]);
   const PatchingResult result = activationPatching(model, request);
   out["patch_clean_diff"] = result.clean_diff;
   out["patch_corrupt_diff"] = result.corrupt_diff;
@@ -456,6 +451,15 @@ std::string checkTourCall(const TourCall& call) {
     return "'" + call.name + "' takes " + std::to_string(spec.args.size()) + " argument(s): " + form;
   }
   return "unknown number '" + call.name + "' (the user guide lists them)";
+}
+
+std::vector<int> corruptedTwin(const std::vector<int>& clean, int vocab) {
+  std::vector<int> corrupt = clean;
+  Rng rng(kCorruptSeed);
+  for (size_t i = 0; i < clean.size() / 2 && vocab > 1; ++i)
+    do corrupt[i] = rng.uniformInt(0, vocab - 1);
+    while (corrupt[i] == clean[i]);
+  return corrupt;
 }
 
 TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRunState& state) {

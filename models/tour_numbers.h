@@ -33,6 +33,10 @@ struct TourRunState {
   std::map<std::string, double> kept;          // the numbers earlier steps kept (@keep), by name
 };
 
+// The corrupted probe the patch numbers use: `clean` with each token of its first half redrawn
+// (seeded, never the same token), the second half as it was.
+std::vector<int> corruptedTwin(const std::vector<int>& clean, int vocab);
+
 // Every call's value that the run can tell, keyed by TourCall::key(). Throws std::invalid_argument
 // with a one-line reason for arguments the numbers cannot take (a layer the model lacks, an
 // unknown eviction policy).

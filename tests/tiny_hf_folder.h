@@ -39,19 +39,18 @@ inline void writeByteTokenizer(const std::filesystem::path& dir) {
   std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "add_bos_token": true})";
 }
 
-// Returns "" or the reason writing failed. A `vocab` other than kVocab writes no tokenizer (the
-// app then labels the ids by number).
+// Returns "" or the reason writing failed.
 inline std::string writeGpt2Folder(const std::filesystem::path& dir, int layers = 2, int heads = 2, int width = 8,
-                                   int context = 64, int vocab = kVocab) {
+                                   int context = 64) {
   using nlohmann::json;
   std::filesystem::create_directories(dir);
   const int d = width, ff = 4 * width;
-  std::ofstream(dir / "config.json") << json{{"model_type", "gpt2"}, {"vocab_size", vocab}, {"n_embd", d},
+  std::ofstream(dir / "config.json") << json{{"model_type", "gpt2"}, {"vocab_size", kVocab}, {"n_embd", d},
                                              {"n_layer", layers}, {"n_head", heads}, {"n_positions", context}}
                                             .dump();
   attnlab::ParamStore s;
   auto add = [&](const std::string& n, std::vector<int> shape) { s.add(n, std::move(shape)); };
-  add("wte.weight", {vocab, d});
+  add("wte.weight", {kVocab, d});
   add("wpe.weight", {context, d});
   for (int l = 0; l < layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
@@ -77,7 +76,7 @@ inline std::string writeGpt2Folder(const std::filesystem::path& dir, int layers 
   }
   if (std::string why = attnlab::writeSafetensors((dir / "model.safetensors").string(), s); !why.empty()) return why;
 
-  if (vocab == kVocab) writeByteTokenizer(dir);
+  writeByteTokenizer(dir);
   return {};
 }
 
