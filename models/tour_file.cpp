@@ -100,6 +100,10 @@ class TourParser {
     if (const std::string why = finishStep(); !why.empty()) return why;
     if (tour.steps.empty()) return at(lineNo, "the tour has no steps ('## Step title')");
     if (tour.summary.empty()) return at(1, "the tour needs '@summary ...' in its header");
+    if (tour.hasShortVariant() && tour.shortNote.empty())
+      return at(1, "the tour has a short variant (@short-set or 'short N'), so its header needs '@short-note ...' saying what it changes");
+    if (!tour.shortNote.empty() && !tour.hasShortVariant())
+      return at(1, "@short-note describes a short variant, but no @short-set or 'short N' makes one");
     return {};
   }
 
@@ -110,10 +114,16 @@ class TourParser {
   std::string header(const std::string& d, const std::string& rest, Tour& tour) {
     if (d == "summary") tour.summary = rest;
     else if (d == "duration") tour.duration = rest;
-    else if (d == "check-note") tour.checkNote = rest;
+    else if (d == "short-note") tour.shortNote = rest;
+    else if (d == "short-set") {
+      ExperimentConfig config;
+      loadPreset("default", config);
+      if (const std::string why = applyOverride(config, rest); !why.empty()) return "in @short-set: " + why;
+      tour.shortSets.push_back(rest);
+    }
     else if (d == "order") {
       if (!parseWhole(rest, tour.order)) return "@order needs a positive whole number";
-    } else return "unknown header line '@" + d + "' (summary, duration, check-note, order)";
+    } else return "unknown header line '@" + d + "' (summary, duration, short-note, short-set, order)";
     return {};
   }
 
@@ -134,13 +144,15 @@ class TourParser {
       a.text = rest;
     } else if (d == "train") {
       a.kind = Kind::Train;
-      if (!parseWhole(rest, a.steps)) return "@train needs the step to train to, a positive whole number";
+      std::string after;
+      if (!parseSteps(rest, a, after) || !after.empty())
+        return "@train needs the step to train to, a positive whole number, and optionally 'short N': '@train 150 short 60'";
     } else if (d == "train-until") {
       a.kind = Kind::TrainUntil;
-      const size_t space = rest.find(' ');
-      if (space == std::string::npos || !parseWhole(rest.substr(0, space), a.steps))
-        return "@train-until needs the most steps and a condition: '@train-until 600 induction(2,1) > 0.3'";
-      if (const std::string why = TourExpression::parse(trim(rest.substr(space)), a.condition, checkTourCall); !why.empty())
+      std::string condition;
+      if (!parseSteps(rest, a, condition) || condition.empty())
+        return "@train-until needs the most steps and a condition: '@train-until 600 induction(2,1) > 0.3' (or '600 short 200 ...')";
+      if (const std::string why = TourExpression::parse(condition, a.condition, checkTourCall); !why.empty())
         return "in the condition: " + why;
     } else if (d == "pause") {
       a.kind = Kind::Pause;
@@ -151,7 +163,14 @@ class TourParser {
     } else if (d == "select-best") {
       a.kind = Kind::SelectBest;
       a.text = rest;
-      if (rest != "induction" && rest != "prev_token" && rest != "sink") return "@select-best needs induction, prev_token or sink";
+      if (rest != "induction" && rest != "prev_token" && rest != "sink" && rest != "patch")
+        return "@select-best needs induction, prev_token, sink or patch";
+    } else if (d == "opened-model") {
+      a.kind = Kind::OpenedModel;
+      if (!rest.empty()) return "@opened-model takes nothing: it uses the model folder the user opened";
+    } else if (d == "probe-repeat") {
+      a.kind = Kind::ProbeRepeat;
+      if (!parseWhole(rest, a.steps)) return "@probe-repeat needs the tokens of the random half, a positive whole number";
     } else if (d == "view") {
       a.kind = Kind::View;
       a.text = rest;
@@ -219,10 +238,27 @@ class TourParser {
       return {};
     } else {
       return "unknown line '@" + d +
-             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, predict, choice, answer, reveal, check, pass, fail, keep)";
+             "' (preset, set, train, train-until, pause, select, select-best, view, compare, kv, highlight, opened-model, probe-repeat, predict, choice, answer, reveal, check, pass, fail, keep)";
     }
     step.actions.push_back(std::move(a));
     return {};
+  }
+
+  // "N [short M] REST": the steps, the short variant's steps (at most N), and what follows.
+  static bool parseSteps(const std::string& text, TourAction& a, std::string& rest) {
+    const auto nextWord = [&rest](std::string& word) {
+      const size_t end = rest.find_first_of(" \t");
+      word = rest.substr(0, end);
+      rest = end == std::string::npos ? std::string() : trim(rest.substr(end));
+    };
+    std::string word;
+    rest = trim(text);
+    nextWord(word);
+    if (!parseWhole(word, a.steps)) return false;
+    if (rest.rfind("short", 0) != 0 || (rest.size() > 5 && rest[5] != ' ' && rest[5] != '\t')) return true;
+    nextWord(word);
+    nextWord(word);
+    return parseWhole(word, a.shortSteps) && a.shortSteps <= a.steps;
   }
 
   std::string file_;
@@ -245,6 +281,39 @@ std::vector<TourCall> TourStep::calls() const {
     add(c.fail.calls());
   }
   return all;
+}
+
+bool Tour::hasShortVariant() const {
+  if (!shortSets.empty()) return true;
+  for (const TourStep& step : steps)
+    for (const TourAction& a : step.actions)
+      if (a.shortSteps > 0) return true;
+  return false;
+}
+
+Tour shortVariant(const Tour& tour) {
+  Tour out = tour;
+  using Kind = TourAction::Kind;
+  const auto opensExperiment = [](const TourAction& a) { return a.kind == Kind::Preset || a.kind == Kind::Set; };
+  for (TourStep& step : out.steps) {
+    std::vector<TourAction> actions;
+    for (size_t i = 0; i < step.actions.size(); ++i) {
+      TourAction a = step.actions[i];
+      if (a.shortSteps > 0) a.steps = a.shortSteps;
+      const bool closesRun = opensExperiment(a) && (i + 1 == step.actions.size() || !opensExperiment(step.actions[i + 1]));
+      actions.push_back(std::move(a));
+      if (!closesRun) continue;
+      for (const std::string& assignment : tour.shortSets) {
+        TourAction set;
+        set.kind = Kind::Set;
+        set.line = actions.back().line;
+        set.text = assignment;
+        actions.push_back(std::move(set));
+      }
+    }
+    step.actions = std::move(actions);
+  }
+  return out;
 }
 
 std::string parseTour(const std::string& text, const std::string& name, const std::string& fileName, Tour& out,

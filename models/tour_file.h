@@ -5,7 +5,11 @@
 //   # Title of the tour                      first line
 //   @summary One line for the tour list.
 //   @duration about 3 minutes on 2 cores
-//   @check-note  What --check runs if it is shorter than the tour (optional).
+//   @short-note  The short variant (--short, what ctest runs): what it changes and why its checks
+//                still hold. Needed when the file has a short variant:
+//   @short-set train.batch=8             applied after every experiment the short run opens
+//   @train 150 short 60                       in a step: the short run trains to 60 instead
+//   @train-until 400 short 150 COND           ... or looks for COND up to 150 steps
 //   @order 2                                 place in the tour list (optional; then by name)
 //
 //   ## Title of a step                        each step starts so
@@ -14,9 +18,12 @@
 //   @set train.steps=300                        preset NAME, set KEY=VALUE (re-applies the
 //   @train 200                                  experiment), train N (to step N, then pause),
 //   @train-until 600 induction(2,1) > 0.3       train-until MAX CONDITION (checked every 25 steps),
-//   @select 2 1                                 pause, select L H, select-best induction|prev_token|sink
+//   @select 2 1                                 pause, select L H, select-best induction|prev_token|sink|patch
 //                                               (the head scoring highest), view NAME, compare A,B,
-//   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout
+//   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout,
+//   @opened-model                               opened-model (the model folder the user opened, or
+//   @probe-repeat 20                            GPT-2 from the Hugging Face cache; refused without
+//                                               one), probe-repeat N (a random N tokens, twice)
 //   @predict Which key will it pick?          optional question, asked before the actions run;
 //   @choice The previous token                  its choices, and the right one (1-based), shown
 //   @choice The token after the earlier copy    with @reveal's text after the experiment
@@ -38,12 +45,13 @@
 namespace attnlab {
 
 struct TourAction {
-  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, SelectBest, View, Compare, Kv, Highlight };
+  enum class Kind { Preset, Set, Train, TrainUntil, Pause, Select, SelectBest, View, Compare, Kv, Highlight, OpenedModel, ProbeRepeat };
   Kind kind = Kind::Pause;
   int line = 0;
   std::string text;          // preset / view name, KEY=VALUE, compare list, kv policy, widget name, select-best score
   std::string detail;        // kv budget, highlight callout text
-  int steps = 0;             // train, train-until (the most steps)
+  int steps = 0;             // train, train-until (the most steps), probe-repeat (tokens per half)
+  int shortSteps = 0;        // the same in the short variant (0: as `steps`)
   int layer = 0, head = 0;   // select, 1-based
   TourExpression condition;  // train-until
 };
@@ -79,10 +87,19 @@ struct TourStep {
 
 struct Tour {
   std::string name;  // the file's base name
-  std::string title, summary, duration, checkNote;
+  std::string title, summary, duration;
+  std::string shortNote;               // what the short variant changes ("" when it has none)
+  std::vector<std::string> shortSets;  // KEY=VALUE, on top of every experiment of the short run
   int order = 1000;
   std::vector<TourStep> steps;
+
+  bool hasShortVariant() const;
 };
+
+// The tour as its short variant runs (the tour itself when it has none): every train and
+// train-until action at its short step count, and the @short-set assignments applied after each
+// step's @preset / @set lines, so they win over the experiment's own values.
+Tour shortVariant(const Tour& tour);
 
 // Parses a tour's text. Returns "" or "FILE:LINE: reason" (FILE is `fileName`). Preset names
 // and --set assignments are checked against the engine; view names against `views` unless empty.

@@ -11,6 +11,8 @@
 #include "kv/eviction_policy.h"
 #include "kv/live_cache_eval.h"
 #include "analysis/qk_spectrum.h"
+#include "core/random.h"
+#include "interpret/activation_patching.h"
 #include "model/kv_bytes.h"
 #include "model/length_limit.h"
 #include "model/workspace.h"
@@ -27,7 +29,8 @@ constexpr int kDiagnosticsBatch = 8;
 constexpr uint64_t kDiagnosticsSeed = 7;
 constexpr uint64_t kDropOrderSeed = 11;
 constexpr int kCacheSequences = 12;
-constexpr int kLengthBatches = 4;  // validation batches per length: the sweep must stay quick at 8x
+constexpr int kLengthBatches = 4;
+constexpr int kOpenedRepeatLength = 32;  // HeadTableModel::kOpenedRepeatLength  // validation batches per length: the sweep must stay quick at 8x
 
 const std::set<std::string> kDiagnostics = {"induction", "prev_token", "sink", "entropy", "distance",
                                             "best_induction", "best_induction_layer", "best_induction_head",
@@ -35,6 +38,9 @@ const std::set<std::string> kDiagnostics = {"induction", "prev_token", "sink", "
                                             "best_sink", "best_sink_layer", "best_sink_head", "mean_sink", "uniform_sink"};
 const std::set<std::string> kSpectrum = {"qk_radius_over_null", "qk_imaginary_share", "qk_skew_share", "rope_rotational_share"};
 const std::set<std::string> kLength = {"length_loss", "length_accuracy", "length_reaches"};
+const std::set<std::string> kPatching = {"patch_effect", "best_patch_effect", "best_patch_layer", "best_patch_head",
+                                         "patch_clean_diff", "patch_corrupt_diff"};
+constexpr uint64_t kCorruptSeed = 13;
 const std::set<std::string> kImportance = {"ablation", "intact_loss", "most_important_layer", "most_important_head",
                                            "most_important_ablation", "least_important_ablation", "drop_metric"};
 
@@ -59,13 +65,25 @@ double diagnostic(const MapDiagnostics& d, const std::string& name) {
   return d.mean_distance;
 }
 
-void addDiagnostics(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, TourNumbers& out) {
-  const RunData& run = *snapshot.run;
+// The head table's probe: the task's sequences, or for an opened model (no task) the probe's text
+// and random repeats [first token, r, r] with |r| as the head table draws them.
+std::unique_ptr<MapDiagnosticsProbe> diagnosticsProbe(const RunData& run, const std::vector<int>& probeTokens) {
+  if (!run.openedName.empty()) {
+    if (probeTokens.empty()) throw std::invalid_argument("head diagnostics need a probe");
+    const int repeat = std::min(kOpenedRepeatLength, (run.config.model.context - 1) / 2);
+    const Batch probe{1, int(probeTokens.size()), probeTokens, std::vector<int>(probeTokens.size(), -1)};
+    return std::make_unique<MapDiagnosticsProbe>(probe, run.config.model.vocab, repeat, kDiagnosticsBatch, kDiagnosticsSeed);
+  }
   std::string error;
   const std::unique_ptr<Task> task = makeTask(run.config.task, error);
   if (!task) throw std::invalid_argument("head diagnostics: " + error);
-  MapDiagnosticsProbe probe(*task, run.config.model.vocab, run.sequenceLength, kDiagnosticsBatch, kDiagnosticsSeed);
-  const auto heads = probe.measure(*snapshot.model);
+  return std::make_unique<MapDiagnosticsProbe>(*task, run.config.model.vocab, run.sequenceLength, kDiagnosticsBatch, kDiagnosticsSeed);
+}
+
+void addDiagnostics(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, const std::vector<int>& probeTokens,
+                    TourNumbers& out) {
+  const RunData& run = *snapshot.run;
+  const auto heads = diagnosticsProbe(run, probeTokens)->measure(*snapshot.model);
   for (const TourCall& call : calls) {
     if (call.name == "uniform_sink") {  // a head spreading evenly: 1/n on the first of n visible keys, averaged over the rows
       double sum = 0;
@@ -162,6 +180,32 @@ void addCache(const TourCall& call, const ModelSnapshot& snapshot, TourNumbers& 
 
 // The spectrum of a head's W_q^T W_k (analysis/qk_spectrum.h), against the random null of a fresh
 // model seeded as the Spectra tab seeds it.
+// Activation patching of every head's output on the probe (clean) against the probe with its first
+// half redrawn at random (corrupted: the second half no longer repeats anything), as the Circuits
+// view runs it: how much of the clean logit difference each head's clean output brings back.
+void addPatching(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, const std::vector<int>& clean, TourNumbers& out) {
+  const Model& model = *snapshot.model;
+  PatchingRequest request;
+  request.clean = clean;
+  request.corrupt = corruptedTwin(clean, model.config().vocab);
+  request.site = PatchSite::head_out;
+  const PatchingResult result = activationPatching(model, request);
+  out["patch_clean_diff"] = result.clean_diff;
+  out["patch_corrupt_diff"] = result.corrupt_diff;
+  const PatchEffect* best = nullptr;
+  for (const PatchEffect& row : result.rows) {
+    out["patch_effect(" + std::to_string(row.layer + 1) + "," + std::to_string(row.head + 1) + ")"] = row.effect;
+    if (!best || row.effect > best->effect) best = &row;
+  }
+  if (best) {
+    out["best_patch_effect"] = best->effect;
+    out["best_patch_layer"] = best->layer + 1;
+    out["best_patch_head"] = best->head + 1;
+  }
+  for (const TourCall& call : calls)
+    if (call.name == "patch_effect") headOf(call, model);  // a head the model lacks is refused with its reason
+}
+
 void addSpectrum(const std::vector<TourCall>& calls, const ModelSnapshot& snapshot, TourNumbers& out) {
   const Model& model = *snapshot.model;
   std::vector<std::pair<int, int>> heads;
@@ -324,6 +368,7 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
   static const std::vector<TourNumberSpec> specs = {
       {"step", {}, "optimiser steps done"},
       {"total_steps", {}, "steps the run is set to train"},
+      {"train_target", {}, "the step the tour's latest @train trained to (the most steps of a @train-until)"},
       {"loss", {}, "the latest training loss"},
       {"val_loss", {}, "the latest validation loss"},
       {"val_perplexity", {}, "e to the validation loss"},
@@ -378,6 +423,12 @@ const std::vector<TourNumberSpec>& tourNumberSpecs() {
       {"intact_loss", {}, "validation loss with the heads as shown"},
       {"most_important_layer", {}, "layer of the head whose ablation raises the loss most"},
       {"most_important_head", {}, "head of that head"},
+      {"patch_effect", {"L", "H"}, "activation patching of the head's output, clean probe into the probe with its first half redrawn: share of the clean logit difference it brings back (1 all, 0 none)"},
+      {"best_patch_effect", {}, "the largest patch_effect of any head"},
+      {"best_patch_layer", {}, "layer of that head"},
+      {"best_patch_head", {}, "head of that head"},
+      {"patch_clean_diff", {}, "logit difference (answer minus the corrupted run's top other token) on the clean probe's last position"},
+      {"patch_corrupt_diff", {}, "the same on the corrupted probe"},
       {"most_important_ablation", {}, "its loss rise"},
       {"least_important_ablation", {}, "the smallest loss rise of any head"},
       {"drop_metric", {"order", "n"}, "task metric (accuracy, or loss) after removing n heads in order ascending, descending or random"},
@@ -402,12 +453,22 @@ std::string checkTourCall(const TourCall& call) {
   return "unknown number '" + call.name + "' (the user guide lists them)";
 }
 
+std::vector<int> corruptedTwin(const std::vector<int>& clean, int vocab) {
+  std::vector<int> corrupt = clean;
+  Rng rng(kCorruptSeed);
+  for (size_t i = 0; i < clean.size() / 2 && vocab > 1; ++i)
+    do corrupt[i] = rng.uniformInt(0, vocab - 1);
+    while (corrupt[i] == clean[i]);
+  return corrupt;
+}
+
 TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRunState& state) {
   TourNumbers out;
   const ProgressSnapshot& p = state.progress;
   if (state.hasProgress) {
     out["step"] = p.step;
     out["total_steps"] = p.total_steps;
+    if (state.trainTarget > 0) out["train_target"] = state.trainTarget;
     out["loss"] = p.loss;
     out["val_loss"] = p.val_loss;
     out["val_perplexity"] = std::exp(p.val_loss);
@@ -441,7 +502,7 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
     if (call.key() != written) aliases.push_back({written, call.key()});
     resolved.push_back(call);
   }
-  bool diagnostics = false, importance = false, spectrum = false;
+  bool diagnostics = false, importance = false, spectrum = false, patching = false;
   std::vector<const TourCall*> cache, lengths;
   for (const TourCall& call : resolved) {
     if (out.count(call.key())) continue;
@@ -449,6 +510,7 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
     if (kDiagnostics.count(call.name)) diagnostics = true;
     else if (kImportance.count(call.name)) importance = true;
     else if (kSpectrum.count(call.name)) spectrum = true;
+    else if (kPatching.count(call.name)) patching = true;
     else if (kLength.count(call.name)) lengths.push_back(&call);
     else if (call.name.rfind("kv_", 0) == 0) cache.push_back(&call);
     else if (call.name == "absent_token_change" || call.name == "absent_token_weight") addAbsentToken(*state.trace, out);
@@ -457,9 +519,10 @@ TourNumbers computeTourNumbers(const std::vector<TourCall>& calls, const TourRun
       out[call.key()] = it == state.kept.end() ? kUnknown : it->second;
     } else if (!call.args.empty()) addTraceNumber(call, *state.trace, out);
   }
-  if (diagnostics) addDiagnostics(resolved, snapshot, out);
+  if (diagnostics) addDiagnostics(resolved, snapshot, state.trace->trace.tokens, out);
   if (importance) addImportance(resolved, snapshot, out);
   if (spectrum) addSpectrum(resolved, snapshot, out);
+  if (patching) addPatching(resolved, snapshot, state.trace->trace.tokens, out);
   for (const TourCall* call : lengths)
     if (!out.count(call->key())) addLength(*call, snapshot, out);
   for (const TourCall* call : cache)

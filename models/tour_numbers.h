@@ -29,8 +29,13 @@ struct TourRunState {
   bool hasProgress = false;
   std::shared_ptr<const TraceSnapshot> trace;  // its model snapshot too
   int selectedLayer = 0, selectedHead = 0;     // 0-based, as the views select
+  int trainTarget = 0;                         // the latest @train's step (@train-until: its most); 0 before one
   std::map<std::string, double> kept;          // the numbers earlier steps kept (@keep), by name
 };
+
+// The corrupted probe the patch numbers use: `clean` with each token of its first half redrawn
+// (seeded, never the same token), the second half as it was.
+std::vector<int> corruptedTwin(const std::vector<int>& clean, int vocab);
 
 // Every call's value that the run can tell, keyed by TourCall::key(). Throws std::invalid_argument
 // with a one-line reason for arguments the numbers cannot take (a layer the model lacks, an

@@ -55,7 +55,8 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                    QStringLiteral("PRESET,PRESET[,...]"));
   const QCommandLineOption model(QStringLiteral("model"),
                                  QStringLiteral("Open a Hugging Face model folder (config.json + model.safetensors) instead of an "
-                                                "experiment; with --quit-after-steps (any N, 0 too) the capture shows its probe."),
+                                                "experiment; with --quit-after-steps (any N, 0 too) the capture shows its probe; with --tour, the model "
+                                                "a tour on a real model uses."),
                                  QStringLiteral("DIR"));
   const QCommandLineOption benchmarkUi(QStringLiteral("benchmark-ui"),
                                        QStringLiteral("Train --steps steps (default 20) measuring the UI thread's timer latency, then "
@@ -71,9 +72,12 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
                                                 "only if every step ran and every check held."));
   const QCommandLineOption screenshots(QStringLiteral("screenshots"), QStringLiteral("With --tour and --check: save a picture of every step into DIR."),
                                        QStringLiteral("DIR"));
+  const QCommandLineOption shortRun(QStringLiteral("short"),
+                                    QStringLiteral("With --tour: run the tour's short variant (what its @short-note states; ctest runs it), "
+                                                   "or the tour itself when it has none."));
   const QCommandLineOption presenter(QStringLiteral("presenter"), QStringLiteral("Start in presenter mode (full screen, large text, high contrast)."));
   parser.addOptions({preset, steps, set, screenshot, exportFile, quitAfter, layer, head, view, compare, benchmarkUi, benchmarkOut,
-                     tours, tour, check, screenshots, presenter, model});
+                     tours, tour, check, screenshots, shortRun, presenter, model});
 
   if (!parser.parse(arguments)) return parser.errorText();
   if (parser.isSet(help)) {
@@ -88,8 +92,10 @@ QString parseLaunchOptions(const QStringList& arguments, LaunchOptions& out) {
   out.tourName = parser.value(tour);
   out.tourCheck = parser.isSet(check);
   out.tourScreenshots = parser.value(screenshots);
+  out.tourShort = parser.isSet(shortRun);
   out.presenter = parser.isSet(presenter);
   if (out.tourCheck && out.tourName.isEmpty()) return QStringLiteral("--check goes with --tour NAME");
+  if (out.tourShort && out.tourName.isEmpty()) return QStringLiteral("--short goes with --tour NAME");
   if (parser.isSet(screenshots) && !out.tourCheck) return QStringLiteral("--screenshots DIR goes with --tour NAME --check");
   if (out.tourName.endsWith(QLatin1String(".tour"))) {
     if (const QString why = loadTourFile(out.tourName, out.tourFile); !why.isEmpty()) return why;

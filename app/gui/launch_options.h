@@ -32,6 +32,7 @@ struct LaunchOptions {
   Tour tourFile;              // the tour read from that file, when it is one
   bool tourCheck = false;     // --check: run the tour headless and exit with its outcome (tour_check.h)
   QString tourScreenshots;    // --screenshots DIR: with --check, a picture of every step
+  bool tourShort = false;     // --short: the tour's short variant (tour_file.h)
   bool presenter = false;     // --presenter: start in presenter mode (presenter_mode.h)
   bool showHelp = false;
   QString helpText;

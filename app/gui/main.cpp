@@ -96,9 +96,14 @@ int main(int argc, char** argv) {
   // The first start offers tours and presets; pictures, checks and a chosen tour go without it.
   if (options.screenshotFile.isEmpty() && options.exportFile.isEmpty() && options.tourName.isEmpty() && attnlab::WelcomePage::wanted())
     attnlab::WelcomePage::showFor(&window);
+  // A tour on a real model (--model) finds it opening when its first step starts.
+  if (!options.modelDir.isEmpty() && !options.tourName.isEmpty()) window.openModelFolder(options.modelDir);
   if (!options.tourName.isEmpty()) {
     const attnlab::Tour* shipped = attnlab::shippedTours().find(options.tourName);
-    const attnlab::Tour& tour = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
+    const attnlab::Tour& chosen = options.tourFile.steps.empty() && shipped ? *shipped : options.tourFile;
+    const attnlab::Tour tour = options.tourShort ? attnlab::shortVariant(chosen) : chosen;
+    if (options.tourShort && options.tourCheck)
+      std::printf("%s: %s\n", tour.name.c_str(), tour.hasShortVariant() ? ("the short variant: " + tour.shortNote).c_str() : "no short variant: the whole tour runs");
     if (options.tourCheck) attnlab::startTourCheck(window, tour, options.tourScreenshots);
     else window.tourPanel()->startTour(tour);
   }
@@ -114,6 +119,6 @@ int main(int argc, char** argv) {
     window.captureAfterSteps(options.quitAfterSteps, options.screenshotFile, options.exportFile);
     window.startTraining();
   }
-  if (!options.modelDir.isEmpty()) window.openModelFolder(options.modelDir);
+  if (!options.modelDir.isEmpty() && options.tourName.isEmpty()) window.openModelFolder(options.modelDir);
   return app.exec();
 }

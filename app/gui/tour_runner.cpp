@@ -15,9 +15,12 @@
 #include "forward_pass_view.h"
 #include "head_selection.h"
 #include "head_table_view.h"
+#include "hf/hf_cache.h"
+#include "core/random.h"
 #include "io/config_json.h"
 #include "kv_cache_view.h"
 #include "main_window.h"
+#include "model_opener.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
 #include "spectra_tab.h"
@@ -36,7 +39,20 @@ TourRunner::TourRunner(MainWindow* window, QObject* parent)
   TrainingSession& session = window_->session();
   connect(&session, &TrainingSession::traced, this, [this](const std::shared_ptr<const TraceSnapshot>& trace) {
     trace_ = trace;
+    if (waitingForOpened_ && window_->session().hasOpenedModel()) {
+      waitingForOpened_ = false;
+      return runNextAction();
+    }
+    if (!probeWanted_.empty() && trace->trace.tokens == probeWanted_) {
+      probeWanted_.clear();
+      return runNextAction();
+    }
     checkArrival();
+  });
+  connect(&window_->modelOpener(), &ModelOpener::refused, this, [this](const QString& dir, const QString& message) {
+    if (!waitingForOpened_) return;
+    waitingForOpened_ = false;
+    fail(tr("could not open %1: %2").arg(dir, message));
   });
   connect(&session, &TrainingSession::progressed, this, [this](const ProgressSnapshot& p) {
     progress_ = p;
@@ -67,6 +83,7 @@ void TourRunner::start(const Tour& tour) {
   results_.assign(tour.steps.size(), {});
   kept_.clear();
   target_ = 0;
+  lastTrainTarget_ = 0;
   show(0);
 }
 
@@ -77,6 +94,8 @@ void TourRunner::stop() {
   busy_ = false;
   trainTarget_ = 0;
   until_ = nullptr;
+  waitingForOpened_ = false;
+  probeWanted_.clear();
   tour_.reset();
   results_.clear();
   setStatus({});
@@ -166,9 +185,11 @@ void TourRunner::runNextAction() {
     switch (a.kind) {
       case Kind::Train:
         until_ = nullptr;
+        lastTrainTarget_ = a.steps;
         return trainTo(a.steps);
       case Kind::TrainUntil: {
         until_ = &a;
+        lastTrainTarget_ = a.steps;
         const int done = trace_ ? trace_->step : 0;
         return trainTo(std::min(a.steps, (done / kUntilStride + 1) * kUntilStride));
       }
@@ -225,6 +246,12 @@ void TourRunner::runNextAction() {
         callout_->point(target, QString::fromStdString(a.detail));
         break;
       }
+      case Kind::OpenedModel:
+        if (!useOpenedModel()) return;
+        break;
+      case Kind::ProbeRepeat:
+        if (!trace_ || !trace_->model) return fail(tr("line %1: there is no model to probe yet").arg(a.line));
+        return probeRepeat(a);
       case Kind::Preset:
       case Kind::Set: break;
     }
@@ -237,6 +264,46 @@ void TourRunner::runNextAction() {
     results_[current_].numbers = numbers;
     finishStep();
   });
+}
+
+// The model folder the user opened (or the one being opened), else GPT-2 from the Hugging Face
+// cache; nothing is downloaded. True when it is open and traced, so the step goes on at once.
+bool TourRunner::useOpenedModel() {
+  TrainingSession& session = window_->session();
+  if (session.hasOpenedModel() && trace_) return true;
+  waitingForOpened_ = true;
+  if (session.hasOpenedModel() || window_->modelOpener().busy()) {
+    setStatus(tr("Waiting for the opened model's first trace\u2026"));
+    return false;
+  }
+  for (const hf::CachedModel& cached : hf::scanHfCache(hf::hfCacheRoot())) {
+    if (cached.model_type != "gpt2" || !cached.problem.empty()) continue;
+    setStatus(tr("Opening %1 from the Hugging Face cache\u2026").arg(QString::fromStdString(cached.name)));
+    ownsRun_ = true;
+    window_->openModelFolder(QString::fromStdString(cached.path));
+    return false;
+  }
+  waitingForOpened_ = false;
+  fail(tr("this tour needs a real model: open a model folder first (File > Open Model, or attnlab --tour NAME --model DIR). "
+          "No GPT-2 is in the Hugging Face cache (%1), and the lab downloads nothing.")
+           .arg(QString::fromStdString(hf::hfCacheRoot())));
+  return false;
+}
+
+// A random half of `a.steps` tokens, then the same again: an induction head predicts the second half.
+void TourRunner::probeRepeat(const TourAction& a) {
+  const int vocab = trace_->model->model->config().vocab;
+  const int context = trace_->model->model->config().context;
+  if (2 * a.steps > context)
+    return fail(tr("line %1: %2 tokens twice do not fit the model's context of %3").arg(a.line).arg(a.steps).arg(context));
+  Rng rng(kProbeSeed);
+  std::vector<int> tokens(a.steps);
+  for (int& t : tokens) t = rng.uniformInt(0, vocab - 1);
+  tokens.insert(tokens.end(), tokens.begin(), tokens.end());
+  if (trace_->trace.tokens == tokens) return runNextAction();
+  probeWanted_ = tokens;
+  setStatus(tr("Tracing a repeated random probe\u2026"));
+  window_->session().setProbe(tokens);
 }
 
 bool TourRunner::flushExperiment() {
@@ -316,6 +383,7 @@ void TourRunner::computeNumbers(std::vector<TourCall> calls, std::function<void(
   state.trace = trace_;
   state.selectedLayer = window_->selection().layer();
   state.selectedHead = window_->selection().head();
+  state.trainTarget = lastTrainTarget_;
   state.kept = kept_;
   job_->submit([calls = std::move(calls), state, then = std::move(then)]() -> BackgroundJob::Delivery {
     auto numbers = std::make_shared<const TourNumbers>(computeTourNumbers(calls, state));

@@ -78,7 +78,9 @@ class TourRunner : public QObject {
   void show(int step);
   void runCurrent();
   void runNextAction();
-  bool flushExperiment();  // applies the collected @preset / @set; false when it could not
+  bool flushExperiment();
+  bool useOpenedModel();
+  void probeRepeat(const TourAction& a);  // applies the collected @preset / @set; false when it could not
   void trainTo(int step);
   void checkArrival();
   void afterArrival();
@@ -103,6 +105,10 @@ class TourRunner : public QObject {
   std::optional<ExperimentConfig> pendingConfig_;
   bool ownsRun_ = false;  // the session's run was started by this tour
   int trainTarget_ = 0;   // while training to a step; 0 otherwise
+  int lastTrainTarget_ = 0;  // the latest @train's step, for the number train_target
+  bool waitingForOpened_ = false;  // @opened-model: until the opened model's first trace
+  std::vector<int> probeWanted_;   // @probe-repeat: until the probe is traced
+  static constexpr uint64_t kProbeSeed = 3;  // the random half of @probe-repeat
   const TourAction* until_ = nullptr;
   std::shared_ptr<const TraceSnapshot> trace_;
   ProgressSnapshot progress_;

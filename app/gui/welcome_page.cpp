@@ -5,6 +5,7 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QPixmap>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
@@ -19,6 +20,7 @@
 namespace attnlab {
 
 namespace {
+constexpr int kPictureWidth = 220;  // a preset's picture on the page (the PNG is wider)
 
 QLabel* wrapped(const QString& text, QWidget* parent) {
   auto* label = new QLabel(text, parent);
@@ -39,7 +41,11 @@ WelcomePage::WelcomePage(MainWindow* window) : QDialog(window) {
   heading->setWordWrap(true);
   layout->addWidget(heading);
 
-  auto* tours = new QGroupBox(tr("Guided tours: lessons that run live experiments"), this);
+  // Tours and presets scroll together, so neither is squeezed when the other list is long.
+  auto* content = new QWidget(this);
+  auto* contentLayout = new QVBoxLayout(content);
+  contentLayout->setContentsMargins(0, 0, 0, 0);
+  auto* tours = new QGroupBox(tr("Guided tours: lessons that run live experiments"), content);
   auto* tourGrid = new QGridLayout(tours);
   int row = 0;
   for (const Tour& tour : shippedTours().tours) {
@@ -57,9 +63,9 @@ WelcomePage::WelcomePage(MainWindow* window) : QDialog(window) {
                         row++, 1);
   }
   tourGrid->setColumnStretch(1, 1);
-  layout->addWidget(tours);
+  contentLayout->addWidget(tours);
 
-  auto* presets = new QGroupBox(tr("Presets: experiments ready to train"), this);
+  auto* presets = new QGroupBox(tr("Presets: experiments ready to train"), content);
   auto* presetGrid = new QGridLayout(presets);
   row = 0;
   for (const std::string& name : presetNames()) {
@@ -71,14 +77,27 @@ WelcomePage::WelcomePage(MainWindow* window) : QDialog(window) {
       accept();
       window->applyPreset(QString::fromStdString(name));
     });
-    presetGrid->addWidget(open, row / 2, (row % 2) * 2);
+    auto* cell = new QVBoxLayout;
+    cell->addWidget(open);
+    // What the preset shows, made by the app itself (scripts/make_preset_pictures.sh).
+    const QPixmap picture(QStringLiteral(":/welcome/%1.png").arg(QString::fromStdString(name)));
+    if (!picture.isNull()) {
+      auto* shot = new QLabel(presets);
+      shot->setObjectName(QStringLiteral("picture_") + QString::fromStdString(name));
+      shot->setPixmap(picture.scaledToWidth(kPictureWidth, Qt::SmoothTransformation));
+      shot->setToolTip(tr("Every head's attention on the probe after a short run of this preset, as the Model view shows it"));
+      cell->addWidget(shot);
+    }
+    cell->addStretch();
+    presetGrid->addLayout(cell, row / 2, (row % 2) * 2);
     presetGrid->addWidget(wrapped(QString::fromStdString(config.description), presets), row / 2, (row % 2) * 2 + 1);
     ++row;
   }
   presetGrid->setColumnStretch(1, 1);
   presetGrid->setColumnStretch(3, 1);
   auto* scroll = new QScrollArea(this);
-  scroll->setWidget(presets);
+  contentLayout->addWidget(presets);
+  scroll->setWidget(content);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   layout->addWidget(scroll, 1);
@@ -111,7 +130,7 @@ WelcomePage::WelcomePage(MainWindow* window) : QDialog(window) {
   bottom->addWidget(buttons);
   layout->addLayout(bottom);
   showAtStart_->setChecked(false);  // closing dismisses it, unless ticked again
-  resize(1000, 760);
+  resize(1100, 860);
 }
 
 bool WelcomePage::wanted() { return !QSettings().value(QLatin1String(kDismissedKey), false).toBool(); }

@@ -124,9 +124,14 @@ class TestTourFormat : public QObject {
         {"Title without hash\n", "x.tour:1: a tour starts with its title: '# Title'"},
         {"# T\n## Step\n", "x.tour:1: the tour needs '@summary ...' in its header"},
         {"# T\n@summary s\n", "x.tour:2: the tour has no steps ('## Step title')"},
-        {"# T\n@sumary s\n## S\n", "x.tour:2: unknown header line '@sumary' (summary, duration, check-note, order)"},
+        {"# T\n@sumary s\n## S\n", "x.tour:2: unknown header line '@sumary' (summary, duration, short-note, short-set, order)"},
         {head + "@preset nosuch\n", "x.tour:4: unknown preset \"nosuch\""},
         {head + "@train many\n", "x.tour:4: @train needs the step to train to, a positive whole number"},
+        {head + "@train 50 short 60\n", "x.tour:4: @train needs the step to train to"},  // short is at most the whole
+        {head + "@train-until 50 short\n", "x.tour:4: @train-until needs the most steps and a condition"},
+        {"# T\n@summary s\n@short-set model.nosuch=1\n## S\n", "x.tour:3: in @short-set: "},
+        {head + "@train 60 short 20\n", "x.tour:1: the tour has a short variant (@short-set or 'short N'), so its header needs '@short-note"},
+        {"# T\n@summary s\n@short-note n\n## S\n@train 60\n", "x.tour:1: @short-note describes a short variant, but no"},
         {head + "@view nowhere\n", "x.tour:4: unknown view 'nowhere' (attention, kv)"},
         {head + "text\n@check induction(1 1)\n", "x.tour:5: in @check: at column 13: expected ')' after the arguments of induction"},
         {head + "@select 2\n", "x.tour:4: @select needs a layer and a head: '@select 2 1'"},
@@ -146,6 +151,37 @@ class TestTourFormat : public QObject {
       else QVERIFY2(why.startsWith(expected), qPrintable(why));  // the preset message goes on to list them
       QCOMPARE(QString::fromStdString(tour.title), QStringLiteral("untouched"));  // nothing half-parsed is handed out
     }
+  }
+
+  // The short variant (what ctest runs): its step counts, and its settings applied after each
+  // step's own @preset / @set lines; the whole tour is untouched.
+  void shortVariantIsWhatTheFileStates() {
+    const std::string text =
+        "# T\n@summary s\n@short-note Fewer steps and a smaller batch.\n@short-set train.batch=4\n"
+        "## One\n@preset induction\n@set train.batch=32\n@train 150 short 60\n@view training\n"
+        "## Two\n@set model.positional=rope\n@train-until 400 short 100 best_induction > 0.5\n"
+        "## Three\n@train 200\n";
+    Tour tour;
+    QCOMPARE(QString::fromStdString(parseTour(text, "t", "t.tour", tour)), QString());
+    QVERIFY(tour.hasShortVariant());
+    QCOMPARE(tour.steps[0].actions[2].steps, 150);
+    QCOMPARE(tour.steps[0].actions[2].shortSteps, 60);
+    QCOMPARE(QString::fromStdString(tour.steps[1].actions[1].condition.text()), QStringLiteral("best_induction > 0.5"));
+    const Tour brief = shortVariant(tour);
+    using Kind = TourAction::Kind;
+    QCOMPARE(brief.steps[0].actions.size(), size_t(5));  // preset, set, the short set, train, view
+    QCOMPARE(int(brief.steps[0].actions[2].kind), int(Kind::Set));
+    QCOMPARE(QString::fromStdString(brief.steps[0].actions[2].text), QStringLiteral("train.batch=4"));
+    QCOMPARE(brief.steps[0].actions[3].steps, 60);
+    QCOMPARE(QString::fromStdString(brief.steps[1].actions[1].text), QStringLiteral("train.batch=4"));
+    QCOMPARE(brief.steps[1].actions[2].steps, 100);
+    QCOMPARE(brief.steps[2].actions.size(), size_t(1));  // no experiment opened: nothing to add
+    QCOMPARE(brief.steps[2].actions[0].steps, 200);      // no short count: the whole one
+    QCOMPARE(tour.steps[0].actions.size(), size_t(4));
+    Tour plain;
+    QCOMPARE(QString::fromStdString(parseTour("# T\n@summary s\n## One\n@train 10\n", "p", "p.tour", plain)), QString());
+    QVERIFY(!plain.hasShortVariant());
+    QCOMPARE(shortVariant(plain).steps[0].actions[0].steps, 10);
   }
 
   // A number kept by one step is read by a later one.

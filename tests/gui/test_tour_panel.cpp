@@ -198,6 +198,11 @@ class TourPanelTest : public QObject {
     QCOMPARE(WelcomePage::showFor(&window), page);  // one per window
     QCOMPARE(int(page->findChildren<QPushButton*>(QRegularExpression("^tour_")).size()), int(shippedTours().tours.size()));
     QCOMPARE(int(page->findChildren<QPushButton*>(QRegularExpression("^preset_")).size()), int(presetNames().size()));
+    // Each preset's picture (scripts/make_preset_pictures.sh), as the app's own Model view drew it.
+    for (const std::string& name : presetNames()) {
+      const QLabel* picture = page->findChild<QLabel*>(QStringLiteral("picture_") + QString::fromStdString(name));
+      QVERIFY2(picture && !picture->pixmap().isNull(), name.c_str());
+    }
     QVERIFY(page->findChild<QPushButton*>(QStringLiteral("openModelFolder"))->isEnabled());  // File > Open Model
     page->reject();
     QVERIFY(!WelcomePage::wanted());
