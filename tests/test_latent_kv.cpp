@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "grad_check.h"
+#include "interpret/interpret_support.h"
 #include "kv/decoder.h"
 #include "model/kv_bytes.h"
 #include "model/projection_sharing.h"
@@ -142,6 +143,37 @@ class TestLatentKv : public QObject {
     }
     QVERIFY2(scale > 0.1, "scores must not be trivially zero");
     QVERIFY2(worst < 1e-5 * std::max(1.0, scale), qPrintable(QString("absorbed vs expanded: %1").arg(worst)));
+  }
+
+  // The interpretation tools read a head's key and value maps of the (normalised) input: with
+  // latent KV they are W_UK W_DKV and W_UV W_DKV, and they reproduce the forward's keys and values.
+  void headWeightsComposeTheLatent() {
+    ModelConfig c = latentConfig("softmax", "learned");
+    c.n_kv_heads = 2;
+    const auto model = randomisedModel(c);
+    const AttentionLayer& layer = model->attentionLayer(0);
+    const int T = 5, dh = c.headDim();
+    Rng rng(8);
+    Mat x(T, c.d_model);
+    for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = rng.normal(0.f, 1.f);
+    std::vector<int> pos = {0, 1, 2, 3, 4}, tokens(T, 0);
+    AttentionActs acts;
+    acts.tokens = tokens.data();
+    Mat y;
+    layer.forward(x, x, pos.data(), 1, T, acts, y);
+    const Eigen::VectorXd gain = model->params().find("blocks.0.ln1.weight")->value.row(0).transpose().cast<double>();
+    double worst = 0;
+    for (int h = 0; h < c.n_heads; ++h) {
+      const HeadWeights w = headWeights(*model, 0, h);
+      const int g = h / (c.n_heads / c.kvHeads());
+      for (int j = 0; j < T; ++j) {
+        const Eigen::VectorXd u = x.row(j).transpose().cast<double>().cwiseQuotient(gain);  // the input before the norm's gain
+        const Eigen::Map<const Eigen::VectorXf> k(acts.k.data() + (static_cast<size_t>(g) * T + j) * dh, dh);
+        const Eigen::Map<const Eigen::VectorXf> v(acts.v.data() + (static_cast<size_t>(g) * T + j) * dh, dh);
+        worst = std::max({worst, (w.k * u - k.cast<double>()).cwiseAbs().maxCoeff(), (w.v * u - v.cast<double>()).cwiseAbs().maxCoeff()});
+      }
+    }
+    QVERIFY2(worst < 1e-4, qPrintable(QString("head weights vs forward: %1").arg(worst)));
   }
 
   void gradientsMatchFiniteDifferences_data() {
