@@ -136,9 +136,16 @@ std::vector<Case> allCases(QString& unknownGates) {
       cases.push_back(c);
     };
     for (const auto& sharing : projectionSharingCatalogue()) {
-      add("share_" + sharing.name, [&](ModelConfig& m) { m.projection_sharing = sharing.name; });
-      add("share_" + sharing.name + "_gqa2", [&](ModelConfig& m) { m.projection_sharing = sharing.name, m.n_kv_heads = 2; });
+      // latent KV refuses rotary encodings (model/projection_sharing.h): ALiBi in their place
+      const std::string positional = sharing.name == "latent" ? "alibi" : "rope";
+      add("share_" + sharing.name, [&](ModelConfig& m) { m.projection_sharing = sharing.name, m.positional = positional; });
+      add("share_" + sharing.name + "_gqa2", [&](ModelConfig& m) {
+        m.projection_sharing = sharing.name, m.positional = positional, m.n_kv_heads = 2;
+      });
     }
+    add("share_latent_bias_value_gate", [](ModelConfig& m) {
+      m.projection_sharing = "latent", m.positional = "learned", m.kv_latent_dim = 3, m.qkv_bias = true, m.value_gate = true;
+    });
     for (const auto& precision : scorePrecisionCatalogue())
       for (const char* positional : {"rope", "alibi"})
         add(std::string("precision_") + precision.name + "_" + positional, [&](ModelConfig& m) {
@@ -175,6 +182,10 @@ std::vector<Case> allCases(QString& unknownGates) {
   Case circuit{"softmax-learned-circuit_lr", testing::smallConfig("softmax", "learned", kVocab, kT)};
   circuit.train = [](TrainConfig& t) { t.qk_lr_ratio = 3, t.ov_lr_ratio = 0.25, t.lr_ratio_layers = "1"; };
   cases.push_back(circuit);
+  Case latentCircuit{"softmax-learned-latent_circuit_lr", testing::smallConfig("softmax", "learned", kVocab, kT)};
+  latentCircuit.model.projection_sharing = "latent";  // W_UK steps as QK, W_UV as OV, W_DKV at the base rate
+  latentCircuit.train = circuit.train;
+  cases.push_back(latentCircuit);
   return cases;
 }
 

@@ -427,7 +427,7 @@ class TestGatesInvariants : public QObject {
     QCOMPARE(back.model.output_gate, std::string("elementwise"));
 
     const std::pair<std::string, std::string> bad[] = {
-        {"model.projection_sharing=q-k=v", "model.projection_sharing 'q-k=v' is not available (known: qkv, q_k=v, q=k_v, q=k=v)"},
+        {"model.projection_sharing=q-k=v", "model.projection_sharing 'q-k=v' is not available (known: qkv, q_k=v, q=k_v, q=k=v, latent)"},
         {"model.output_gate=sometimes", "model.output_gate 'sometimes' is not available (known: none, elementwise, headwise)"},
         {"model.retention_sparsity=-1", "model.retention_sparsity must be in [0, 100]"},
         {"model.attention_settings.presence_tau=0", "oattention: presence_tau = 0 is outside [1e-06, 1000]"},

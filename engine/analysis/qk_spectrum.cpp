@@ -34,7 +34,13 @@ HeadProjections headProjections(const ModelConfig& config, const ParamStore& par
   const std::string keyName = prefix + "w" + (sharing->queryIsKey ? "q" : "") + "k" + (sharing->valueIsKey ? "v" : "") + ".weight";
   HeadProjections out;
   out.queryIsKey = sharing->queryIsKey;
-  out.wk = tensorOf(params, keyName, config.kvHeads() * dh, d).value.middleRows(kvHead * dh, dh).cast<double>();
+  if (sharing->latent) {  // latent KV: the key map is W_UK W_DKV
+    const int dc = config.latentDim();
+    out.wk = tensorOf(params, prefix + "wuk.weight", config.kvHeads() * dh, dc).value.middleRows(kvHead * dh, dh).cast<double>() *
+             tensorOf(params, prefix + "wdkv.weight", dc, d).value.cast<double>();
+  } else {
+    out.wk = tensorOf(params, keyName, config.kvHeads() * dh, d).value.middleRows(kvHead * dh, dh).cast<double>();
+  }
   out.wq = sharing->queryIsKey ? out.wk
                                : tensorOf(params, prefix + "wq.weight", config.n_heads * dh, d).value.middleRows(head * dh, dh).cast<double>();
   return out;

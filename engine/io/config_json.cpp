@@ -57,6 +57,7 @@ std::vector<Section> sectionsOf(ExperimentConfig& c) {
         {"positional", &m.positional},
         {"positional_settings", &m.positional_settings},
         {"projection_sharing", &m.projection_sharing},
+        {"kv_latent_dim", &m.kv_latent_dim},
         {"output_gate", &m.output_gate},
         {"value_gate", &m.value_gate},
         {"retention_gate", &m.retention_gate},

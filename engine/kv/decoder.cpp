@@ -11,7 +11,7 @@ namespace attnlab {
 namespace {
 // Per layer: the cache's format, and whether the stored values equal the stored keys (one shared
 // projection, and nothing turns or gates one of them alone: no rotation of keys without values, no
-// value gate); only then is one tensor held.
+// value gate); only then is one tensor held. A latent-KV layer holds its latents instead.
 std::vector<KvCache::LayerFormat> cacheFormats(const Model& model, KvQuant quant) {
   const ModelConfig& c = model.config();
   const auto sharing = projectionSharingOf(c.projection_sharing);
@@ -21,9 +21,18 @@ std::vector<KvCache::LayerFormat> cacheFormats(const Model& model, KvQuant quant
     const bool rotatesKeysAlone = layer.rotary() && !layer.positional().rotatesValues();
     std::vector<float> q, k;  // whether the variant filters its keys (momentum): then they differ from the values
     const bool filtersKeys = layer.variant().filterDecodeInputs(q, k, {}, {});
-    formats.push_back({quant, sharing && sharing->valueIsKey && !c.value_gate && !rotatesKeysAlone && !filtersKeys});
+    const int latentDim = layer.variant().cachesKeysAndValues() ? layer.latentDim() : 0;
+    formats.push_back({quant, sharing && sharing->valueIsKey && !c.value_gate && !rotatesKeysAlone && !filtersKeys, latentDim});
   }
   return formats;
+}
+
+// KV head kvh's columns of expanded rows [n, Hkv*d_head], as a [n, d_head] block in `out`.
+const float* headColumns(const Mat& rows, int kvh, int dHead, std::vector<float>& out) {
+  out.resize(static_cast<size_t>(rows.rows()) * dHead);
+  for (Eigen::Index i = 0; i < rows.rows(); ++i)
+    std::copy_n(rows.row(i).data() + static_cast<size_t>(kvh) * dHead, dHead, out.data() + static_cast<size_t>(i) * dHead);
+  return out.data();
 }
 }  // namespace
 
@@ -51,6 +60,15 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   for (int l = 0; l < L; ++l) {
     const AttentionVariant& variant = model.attentionLayer(l).variant();
     caches_[l] = variant.cachesKeysAndValues();
+    if (caches_[l] && model.attentionLayer(l).latentDim() > 0) {
+      std::vector<float> q, k;  // keys expanded from latents are never filtered ones
+      if (!policy_->isDenseReference())
+        throw std::invalid_argument("latent KV holds one latent per token for all heads of a layer: eviction policy '" +
+                                    policyName_ + "' evicts per head, so only the dense reference decodes it");
+      if (variant.filterDecodeInputs(q, k, {}, {}))
+        throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) +
+                                    "' filters its keys while decoding, which keys expanded from cached latents cannot be");
+    }
     if (!caches_[l]) {
       for (int hd = 0; hd < H_; ++hd) {
         states_[l].push_back(variant.recurrentState(hd, dHead_));
@@ -124,6 +142,13 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
     return;
   }
   const PositionalEncoding& positional = layer.positional();
+  const bool latent = layer.latentDim() > 0;
+  Mat expandedKeys, expandedValues;  // latent KV: [n, Hkv*d_head] from the cached latents
+  if (latent) {
+    RowStore& latents = cache_.latents(l);
+    latents.append(t.latent.data());
+    layer.expandLatents(latents.read(latentScratch_), latents.rows(), expandedKeys, expandedValues);
+  }
   std::vector<float> groupGate(group_), bias, w;  // w: this step's [group, n] weights of the KV head's query heads
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(l, kvh);
@@ -132,8 +157,9 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
               t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
               layer.hasKeyGate() ? groupGate.data() : nullptr);
     const int n = hc.size();
-    const float* keys = hc.readKeys(keyScratch_);
-    const float* values = hc.valuesAreKeys ? keys : hc.readValues(valueScratch_);
+    const float* keys = latent ? headColumns(expandedKeys, kvh, dHead_, keyScratch_) : hc.readKeys(keyScratch_);
+    const float* values = latent ? headColumns(expandedValues, kvh, dHead_, valueScratch_)
+                                 : hc.valuesAreKeys ? keys : hc.readValues(valueScratch_);
     w.assign(static_cast<size_t>(group_) * n, 0.0f);
     for (int g = 0; g < group_; ++g) {
       const int hd = kvh * group_ + g;

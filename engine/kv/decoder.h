@@ -52,7 +52,8 @@ class Decoder {
   std::vector<std::vector<float>> previousQ_, previousK_;   // [layer] the last token's q, k before any filter (momentum)
   int position_ = 0, token_ = 0;
   DecodeToken piece_;
-  std::vector<float> keyScratch_, valueScratch_;  // decoded rows of quantised caches
+  std::vector<float> keyScratch_, valueScratch_;  // decoded rows of quantised caches, or keys and values expanded from latents
+  std::vector<float> latentScratch_;              // decoded latents of a quantised latent cache
   Mat logits_;
   StepRecord record_;
 };

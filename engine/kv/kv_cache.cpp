@@ -19,8 +19,10 @@ void HeadCache::setFormat(KvQuant quant, bool sharedValues) {
 void HeadCache::append(const float* key, const float* value, int position, const float* retentionOfGroup,
                        const float* keyGateOfGroup) {
   if (!keys.rowBytes()) setFormat(KvQuant::fp32, valuesAreKeys);  // a head made by hand: plain floats
-  keys.append(key);
-  if (!valuesAreKeys) values.append(value);
+  if (!rowsInLayer) {
+    keys.append(key);
+    if (!valuesAreKeys) values.append(value);
+  }
   positions.push_back(position);
   if (retentionOfGroup) retention.insert(retention.end(), retentionOfGroup, retentionOfGroup + group);
   if (keyGateOfGroup) {  // [group, n] -> [group, n + 1]: each head's row gains one value at its end
@@ -55,8 +57,10 @@ void HeadCache::compact(const std::vector<char>& keep) {
         if (keep[i]) shrunk.push_back(keyGate[static_cast<size_t>(g) * n + i]);
     keyGate.swap(shrunk);
   }
-  keys.compact(keep);
-  if (!valuesAreKeys) values.compact(keep);
+  if (!rowsInLayer) {
+    keys.compact(keep);
+    if (!valuesAreKeys) values.compact(keep);
+  }
   positions.resize(kept);
   if (!retention.empty()) retention.resize(static_cast<size_t>(kept) * group);
   accumulated.resize(kept);
@@ -82,22 +86,32 @@ int StepRecord::liveEntries() const {
 KvCache::KvCache(int layers, int kvHeads, int dHead, int group, const std::vector<LayerFormat>& formats)
     : layers_(layers), kvHeads_(kvHeads), dHead_(dHead), formats_(formats), heads_(static_cast<size_t>(layers) * kvHeads) {
   formats_.resize(layers);
-  for (int l = 0; l < layers; ++l)
+  latents_.resize(layers);
+  for (int l = 0; l < layers; ++l) {
+    if (formats_[l].latentDim > 0) latents_[l] = RowStore(formats_[l].quant, formats_[l].latentDim);
     for (int h = 0; h < kvHeads; ++h) {
       HeadCache& c = head(l, h);
       c.dHead = dHead;
       c.group = group;
       c.setFormat(formats_[l].quant, formats_[l].valuesAreKeys);
+      c.rowsInLayer = formats_[l].latentDim > 0;
     }
+  }
+}
+
+size_t KvCache::bytes(int layer, int kvHead) const {
+  return head(layer, kvHead).bytes() + (kvHead == 0 ? latents_[layer].bytes() : 0);
 }
 
 size_t KvCache::bytesPerEntry(int layer) const {
   if (layer < 0 || layer >= layers_) return 0;
+  if (formats_[layer].latentDim > 0) return RowStore::rowBytes(formats_[layer].quant, formats_[layer].latentDim);
   return (formats_[layer].valuesAreKeys ? 1 : 2) * RowStore::rowBytes(formats_[layer].quant, dHead_);
 }
 
 void KvCache::clear() {
   for (auto& h : heads_) h.clear();
+  for (auto& l : latents_) l.clear();
 }
 
 }  // namespace attnlab

@@ -21,6 +21,8 @@ struct HeadCache {
   // stored keys: one shared projection, no rotation of keys alone, no value gate) only keys are held
   RowStore keys, values;
   bool valuesAreKeys = false;
+  // latent KV: the head holds no rows, its layer's latents (KvCache::latents) stand for them
+  bool rowsInLayer = false;
   std::vector<int> positions;       // [n]
   std::vector<float> retention;     // [n, group] G1 gate g per query head, empty without the gate
   std::vector<float> keyGate;       // [group, n] what the variant receives (g * p), empty without key gates
@@ -37,7 +39,7 @@ struct HeadCache {
   // Largest G1 gate over the group's heads: the entry is needed while any head keeps it.
   float gate(int i) const;
   const float* keyGateOf(int headInGroup) const { return keyGate.empty() ? nullptr : keyGate.data() + static_cast<size_t>(headInGroup) * size(); }
-  // Appends one entry; retention [group] and keyGate [group] may be null.
+  // Appends one entry (its rows unless rowsInLayer); retention [group] and keyGate [group] may be null.
   void append(const float* key, const float* value, int position, const float* retentionOfGroup, const float* keyGateOfGroup);
   // Keeps the entries with keep[i] != 0, in order.
   void compact(const std::vector<char>& keep);
@@ -77,6 +79,7 @@ class KvCache {
   struct LayerFormat {
     KvQuant quant = KvQuant::fp32;
     bool valuesAreKeys = false;
+    int latentDim = 0;  // latent KV: the layer holds one latent row of this width per token, shared by its heads
   };
   KvCache(int layers, int kvHeads, int dHead, int group, const std::vector<LayerFormat>& formats);
   HeadCache& head(int layer, int kvHead) { return heads_[static_cast<size_t>(layer) * kvHeads_ + kvHead]; }
@@ -84,16 +87,22 @@ class KvCache {
   int layers() const { return layers_; }
   int kvHeads() const { return kvHeads_; }
   // What one entry of one KV head of `layer` costs: rowBytes per stored tensor (2, or 1 when K = V).
+  // For a latent layer, what one token costs the whole layer: its latent row (counted with KV head 0).
   size_t bytesPerEntry(int layer) const;
   // The same for the first layer (the label the KV view shows; layers differ only in hybrids).
   size_t bytesPerEntry() const { return bytesPerEntry(0); }
-  size_t bytes(int layer, int kvHead) const { return head(layer, kvHead).bytes(); }
+  // The bytes a KV head's entries hold; a latent layer's latents count with its KV head 0.
+  size_t bytes(int layer, int kvHead) const;
+  // A latent layer's latents [n, latentDim], one per live token (empty for other layers).
+  RowStore& latents(int layer) { return latents_[layer]; }
+  const RowStore& latents(int layer) const { return latents_[layer]; }
   void clear();
 
  private:
   int layers_, kvHeads_, dHead_;
   std::vector<LayerFormat> formats_;
   std::vector<HeadCache> heads_;
+  std::vector<RowStore> latents_;  // [layer]
 };
 
 }  // namespace attnlab

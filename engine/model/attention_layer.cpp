@@ -96,18 +96,23 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
                                 kProjectionSharingNames + ")");
   const auto outputGate = outputGateKindOf(config.output_gate);
   if (!outputGate) throw std::invalid_argument("unknown output gate '" + config.output_gate + "' (known: " + kOutputGateNames + ")");
+  if (const std::string why = validateLatentKv(config); !why.empty()) throw std::invalid_argument(why);
   const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
   const int d = config.d_model;
   // A9: a tensor per projection that exists, named by the roles it plays (wk, wkv, wqk or wqkv).
   const std::string keyRoles = std::string(sharing->queryIsKey ? "q" : "") + "k" + (sharing->valueIsKey ? "v" : "");
   if (!sharing->queryIsKey) wq_ = &params.add(prefix + "wq.weight", {H_ * dHead_, d});
-  wk_ = &params.add(prefix + "w" + keyRoles + ".weight", {Hkv_ * dHead_, d});
-  if (!sharing->valueIsKey) wv_ = &params.add(prefix + "wv.weight", {Hkv_ * dHead_, d});
+  if (sharing->latent) {
+    addLatentParams(config, prefix, params);
+  } else {
+    wk_ = &params.add(prefix + "w" + keyRoles + ".weight", {Hkv_ * dHead_, d});
+    if (!sharing->valueIsKey) wv_ = &params.add(prefix + "wv.weight", {Hkv_ * dHead_, d});
+  }
   wo_ = &params.add(prefix + "wo.weight", {d, H_ * dHead_});
   if (config.qkv_bias) {  // a bias per projection tensor, named like its weight
     if (wq_) bq_ = &params.add(prefix + "wq.bias", {H_ * dHead_}, false);
-    bk_ = &params.add(prefix + "w" + keyRoles + ".bias", {Hkv_ * dHead_}, false);
-    if (wv_) bv_ = &params.add(prefix + "wv.bias", {Hkv_ * dHead_}, false);
+    if (!wdkv_) bk_ = &params.add(prefix + "w" + keyRoles + ".bias", {Hkv_ * dHead_}, false);
+    if (wv_ && !wdkv_) bv_ = &params.add(prefix + "wv.bias", {Hkv_ * dHead_}, false);
   }
   if (config.out_bias) bo_ = &params.add(prefix + "wo.bias", {d}, false);
   const std::string why = variant_->configure(config, prefix, params);
@@ -124,9 +129,12 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
 AttentionLayer::~AttentionLayer() = default;
 
 void AttentionLayer::initialise(Rng& rng, float residualStd) {
-  for (Param* p : {wq_, wk_, wv_})
+  // latent KV: the up-projections at 1/sqrt(d_c), so k = W_UK c starts at the scale W_k x has
+  const float upStd = wdkv_ ? 1.0f / std::sqrt(static_cast<float>(latentDim())) : 0.02f;
+  for (Param* p : {wq_, wdkv_, wk_, wv_})
     if (p)
-      for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] = rng.normal(0.f, 0.02f);
+      for (Eigen::Index i = 0; i < p->value.size(); ++i)
+        p->value.data()[i] = rng.normal(0.f, wdkv_ && (p == wk_ || p == wv_) ? upStd : 0.02f);
   for (Eigen::Index i = 0; i < wo_->value.size(); ++i) wo_->value.data()[i] = rng.normal(0.f, residualStd);
   variant_->initialise(rng);
   if (outputGate_) outputGate_->initialise(rng);
@@ -196,7 +204,9 @@ void AttentionLayer::gateOutputsBackward(const Mat& x, const AttentionActs& a, M
 
 double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B, int T, AttentionActs& a, Mat& y) const {
   a.shape = {B, T, H_, Hkv_, dHead_};
-  project(x, *wk_, bk_, a.k_flat);  // A9: shared roles reuse the key projection
+  if (wdkv_) project(x, *wdkv_, nullptr, a.latent);  // latent KV: c = W_DKV x, the keys' and values' input
+  const Mat& kvIn = wdkv_ ? a.latent : x;
+  project(kvIn, *wk_, bk_, a.k_flat);  // A9: shared roles reuse the key projection
   splitHeads(a.k_flat, B, T, Hkv_, dHead_, a.k);
   if (wq_) {
     project(x, *wq_, bq_, a.q_flat);
@@ -205,7 +215,7 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
     repeatKvHeads(a.k, B, T, Hkv_, H_ / Hkv_, dHead_, a.q);
   }
   if (wv_) {
-    project(x, *wv_, bv_, a.v_flat);
+    project(kvIn, *wv_, bv_, a.v_flat);
     splitHeads(a.v_flat, B, T, Hkv_, dHead_, a.v);
   } else {
     a.v = a.k;
@@ -306,14 +316,18 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
   if (!wv_)
     for (size_t i = 0; i < dK.size(); ++i) dK[i] += dV[i];  // from v = k
   Mat dFlat, dxPart;
-  mergeHeads(dK.data(), B, T, Hkv_, dHead_, dFlat);
-  ops::linearBackward(dFlat, x, wk_->value, &dx, wk_->grad, bk_ ? &bk_->grad : nullptr);  // from k_flat = x Wk^T
+  if (wdkv_) {
+    latentBackward(dK, dV, x, a, B, T, dx);
+  } else {
+    mergeHeads(dK.data(), B, T, Hkv_, dHead_, dFlat);
+    ops::linearBackward(dFlat, x, wk_->value, &dx, wk_->grad, bk_ ? &bk_->grad : nullptr);  // from k_flat = x Wk^T
+  }
   if (wq_) {
     mergeHeads(dQ.data(), B, T, H_, dHead_, dFlat);
     ops::linearBackward(dFlat, x, wq_->value, &dxPart, wq_->grad, bq_ ? &bq_->grad : nullptr);  // from q_flat = x Wq^T
     dx += dxPart;
   }
-  if (wv_) {
+  if (wv_ && !wdkv_) {
     mergeHeads(dV.data(), B, T, Hkv_, dHead_, dFlat);
     ops::linearBackward(dFlat, x, wv_->value, &dxPart, wv_->grad, bv_ ? &bv_->grad : nullptr);  // from v_flat = x Wv^T
     dx += dxPart;

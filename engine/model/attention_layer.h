@@ -25,6 +25,7 @@ struct AttentionActs {
   const int* tokens = nullptr;          // [B*T] token ids, set by the model (token-indexed rotations read them)
   ForwardHooks* hooks = nullptr;        // the forward's hook points (model/hooks.h), set by the model
   Mat q_flat, k_flat, v_flat;           // [B*T, heads*d_head] projections before rotation (q_flat, v_flat unused when shared with k)
+  Mat latent;                           // [B*T, d_c] latent KV c = W_DKV x (empty without)
   std::vector<float> q, k, v;           // head-major, after rotation
   Mat angles;                           // [B*T, pairs] rotary angles (empty without rotation)
   std::vector<float> bias;              // [H, T, T] positional score bias (empty without)
@@ -45,6 +46,7 @@ struct DecodeToken {
   int position = 0;
   std::vector<float> q;          // [H, d_head] after rotation
   std::vector<float> k, v;       // [Hkv, d_head] after value gate and rotation
+  std::vector<float> latent;     // [d_c] latent KV c = W_DKV x, what the cache holds (empty without)
   std::vector<float> retention;  // [H] G1 gate g of this token as a key, or empty
   float presence = 1.0f;         // G3 p of this token (1 when the variant has none)
   Mat angles;                    // [1, pairs] rotary angles, empty without rotation
@@ -77,6 +79,11 @@ class AttentionLayer {
   // x [1, d_model] the token's normalised input, h its block input. angleSum carries the running
   // angles of accumulating rotations across calls ([pairs], zero before the first token).
   void decodeToken(const Mat& x, const Mat& h, int token, int pos, std::vector<double>& angleSum, DecodeToken& out) const;
+  // Latent KV (model/projection_sharing.h): the width d_c of the latent, 0 without.
+  int latentDim() const;
+  // Keys and values [n, Hkv*d_head] (values after the value gate) of n cached latents [n, d_c], as
+  // forward() computes them from c: the decoder reads these in place of stored rows.
+  void expandLatents(const float* latents, int n, Mat& keys, Mat& values) const;
   // oHeads [1, H*d_head] the heads' outputs for the token; y [1, d_model] the layer's output.
   void decodeOutput(const Mat& x, const DecodeToken& token, Mat& oHeads, Mat& y) const;
   // Copies batch element 0's maps, q, k, v, gates and presence into `trace`.
@@ -95,7 +102,8 @@ class AttentionLayer {
   std::unique_ptr<AttentionVariant> variant_;
   // wk_ is the key projection under the name sharing gives it (wk, wkv, wqk, wqkv); wq_ is null
   // when queries are keys, wv_ when values are keys.
-  Param *wq_ = nullptr, *wk_ = nullptr, *wv_ = nullptr, *wo_ = nullptr;
+  // With latent KV, wk_ and wv_ are the up-projections W_UK, W_UV and read the latent of wdkv_.
+  Param *wq_ = nullptr, *wk_ = nullptr, *wv_ = nullptr, *wo_ = nullptr, *wdkv_ = nullptr;
   Param *bq_ = nullptr, *bk_ = nullptr, *bv_ = nullptr, *bo_ = nullptr;  // model.qkv_bias, model.out_bias
   bool valueGate_ = false;
   bool rowStable_ = false;   // presence-coupled variants promise bitwise contracts (model/row_stable.h)
@@ -106,6 +114,10 @@ class AttentionLayer {
   std::vector<double> headGainGrad_;  // [H] d(loss)/d(gain), accumulated by backward()
 
   void project(const Mat& in, const Param& W, const Param* b, Mat& out) const;
+  void addLatentParams(const ModelConfig& config, const std::string& prefix, ParamStore& params);
+  // From k_flat = c W_UK^T, v_flat = c W_UV^T, c = x W_DKV^T: assigns dx from the heads' dK, dV.
+  void latentBackward(const std::vector<float>& dK, const std::vector<float>& dV, const Mat& x, const AttentionActs& a,
+                      int B, int T, Mat& dx);
   double keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const;
   void keyGateBackward(const Mat& x, const AttentionActs& a, const std::vector<float>& dKeyGate, int B, int T, Mat& dx,
                        std::vector<float>& dPresence);

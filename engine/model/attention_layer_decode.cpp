@@ -16,8 +16,15 @@ bool AttentionLayer::rotary() const { return positional_.rotaryPairs() > 0 && va
 void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos, std::vector<double>& angleSum,
                                  DecodeToken& out) const {
   out.position = pos;
-  Mat flat;
-  project(x, *wk_, bk_, flat);
+  Mat flat, latent;
+  if (wdkv_) {  // latent KV: c = W_DKV x, the keys' and values' input and what the cache holds
+    project(x, *wdkv_, nullptr, latent);
+    out.latent.assign(latent.data(), latent.data() + latent.size());
+  } else {
+    out.latent.clear();
+  }
+  const Mat& kvIn = wdkv_ ? latent : x;
+  project(kvIn, *wk_, bk_, flat);
   out.k.assign(flat.data(), flat.data() + flat.size());
   if (wq_) {
     project(x, *wq_, bq_, flat);
@@ -28,7 +35,7 @@ void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos,
       std::copy_n(out.k.data() + static_cast<size_t>(hd / (H_ / Hkv_)) * dHead_, dHead_, out.q.data() + static_cast<size_t>(hd) * dHead_);
   }
   if (wv_) {
-    project(x, *wv_, bv_, flat);
+    project(kvIn, *wv_, bv_, flat);
     out.v.assign(flat.data(), flat.data() + flat.size());
   } else {
     out.v = out.k;

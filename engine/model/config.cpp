@@ -50,6 +50,7 @@ std::string validate(const ExperimentConfig& config) {
     return m.positional + " needs an even head dimension (d_model / n_heads)";
   if (!projectionSharingOf(m.projection_sharing))
     return "model.projection_sharing '" + m.projection_sharing + "' is not available (known: " + kProjectionSharingNames + ")";
+  if (auto why = validateLatentKv(m); !why.empty()) return why;
   if (!outputGateKindOf(m.output_gate))
     return "model.output_gate '" + m.output_gate + "' is not available (known: " + kOutputGateNames + ")";
   if (!(m.retention_sparsity >= 0 && m.retention_sparsity <= 100)) return "model.retention_sparsity must be in [0, 100]";

@@ -24,7 +24,8 @@ struct ModelConfig {
   Settings attention_settings;  // e.g. temperature, window
   std::string positional = "learned";
   Settings positional_settings;  // e.g. theta, rotary_fraction
-  std::string projection_sharing = "qkv";  // A9: "qkv", "q_k=v", "q=k_v" or "q=k=v" (model/projection_sharing.h)
+  std::string projection_sharing = "qkv";  // A9: "qkv", "q_k=v", "q=k_v", "q=k=v" or "latent" (model/projection_sharing.h)
+  int kv_latent_dim = 0;                   // A16 latent KV (projection_sharing "latent"): d_c; 0 means d_model / 4
   std::string output_gate = "none";        // G2: "none", "elementwise" or "headwise" (model/gates.h)
   bool value_gate = false;                 // G4: v <- sigmoid(v)
   bool retention_gate = false;             // G1: soft per-key gate g = sigmoid(w.x + c) per head
@@ -41,6 +42,7 @@ struct ModelConfig {
 
   int headDim() const { return n_heads > 0 ? d_model / n_heads : 0; }
   int kvHeads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int latentDim() const { return kv_latent_dim > 0 ? kv_latent_dim : d_model / 4; }
   const std::string& attentionOf(int layer) const { return attention.size() == 1 ? attention[0] : attention.at(layer); }
 };
 

@@ -19,6 +19,10 @@ size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant) {
   for (int l = 0; l < config.n_layers; ++l) {
     const auto variant = AttentionRegistry::instance().create(config.attentionOf(l));
     if (variant && !variant->cachesKeysAndValues()) continue;
+    if (sharing && sharing->latent) {  // latent KV: one latent row per token for the layer's heads together
+      total += RowStore::rowBytes(quant, config.latentDim());
+      continue;
+    }
     const bool rotatesKeysAlone = rotates && !rotatesValues && (!variant || variant->usesDotScores());
     const bool valuesAreKeys = sharing && sharing->valueIsKey && !config.value_gate && !rotatesKeysAlone;
     total += (valuesAreKeys ? 1 : 2) * static_cast<size_t>(config.kvHeads()) * row;

@@ -13,6 +13,7 @@ namespace attnlab {
 // equal the stored keys: a shared projection (q_k=v, q=k=v) with no value gate and no rotation of
 // the keys alone (RoPE turns keys, not values, unless values rotate too). A variant that decodes
 // from a constant-size state (linear attention, DeltaNet) stores nothing per token and counts 0.
+// With latent KV a layer holds one latent row per token, rowBytes(quant, d_c) (4 d_c for fp32).
 size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant = KvQuant::fp32);
 
 }  // namespace attnlab

@@ -26,8 +26,9 @@ Circuit circuitOf(const std::string& name, int& layer) {
   if (dot == std::string::npos) return Circuit::none;
   layer = std::stoi(name.substr(pre.size(), dot - pre.size()));
   const std::string rest = name.substr(dot + 1);
-  if (rest == "attn.wq.weight" || rest == "attn.wk.weight" || rest == "attn.wqk.weight") return Circuit::qk;
-  if (rest == "attn.wv.weight" || rest == "attn.wo.weight") return Circuit::ov;
+  // latent KV: W_UK is QK, W_UV is OV, and W_DKV, feeding both, stays at the base rate
+  if (rest == "attn.wq.weight" || rest == "attn.wk.weight" || rest == "attn.wqk.weight" || rest == "attn.wuk.weight") return Circuit::qk;
+  if (rest == "attn.wv.weight" || rest == "attn.wo.weight" || rest == "attn.wuv.weight") return Circuit::ov;
   return Circuit::none;
 }
 

@@ -10,7 +10,8 @@ FORMAT = "attnlab-experiment-1"
 MODEL_DEFAULTS = {
     "vocab": 0, "d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 512, "context": 128,
     "attention_only": False, "tied_embeddings": True, "attention": ["softmax"], "attention_settings": {},
-    "positional": "learned", "positional_settings": {}, "projection_sharing": "qkv", "output_gate": "none",
+    "positional": "learned", "positional_settings": {}, "projection_sharing": "qkv", "kv_latent_dim": 0,
+    "output_gate": "none",
     "value_gate": False, "retention_gate": False, "retention_sparsity": 0.0, "score_precision": "fp32",
     # The blocks of pretrained models (model/block_parts.h): RMSNorm, SwiGLU, biases, parallel residual.
     "norm": "layernorm", "norm_eps": 1e-5, "mlp": "gelu", "mlp_bias": True, "qkv_bias": False, "out_bias": False,
@@ -50,7 +51,9 @@ POSITIONAL_SETTINGS = {
              "llama3_original_context": 8192},
     "accumulated_rotation": {"theta": 10000.0, "rotary_fraction": 1.0, "omega_mode": 0, "rotate_values": 0},
 }
-PROJECTION_SHARING = {"qkv": (False, False), "q_k=v": (False, True), "q=k_v": (True, False), "q=k=v": (True, True)}
+# (queries are keys, values are keys); "latent" (MLA): k = W_UK c, v = W_UV c from c = W_DKV x
+PROJECTION_SHARING = {"qkv": (False, False), "q_k=v": (False, True), "q=k_v": (True, False), "q=k=v": (True, True),
+                      "latent": (False, False)}
 OUTPUT_GATES = ("none", "elementwise", "headwise")
 SCORE_PRECISIONS = ("fp32", "bf16", "fp16")
 
@@ -108,6 +111,10 @@ class ModelSpec:
     @property
     def kv_heads(self):
         return self.n_kv_heads if self.n_kv_heads > 0 else self.n_heads
+
+    @property
+    def latent_dim(self):
+        return self.kv_latent_dim if self.kv_latent_dim > 0 else self.d_model // 4
 
     def attention_of(self, layer):
         return self.attention[0] if len(self.attention) == 1 else self.attention[layer]

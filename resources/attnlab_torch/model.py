@@ -39,10 +39,16 @@ class Attention(nn.Module):
         key_roles = ("q" if query_is_key else "") + "k" + ("v" if value_is_key else "")
         if not query_is_key:
             self.wq = nn.Linear(d, self.H * self.dh, bias=spec.qkv_bias)
-        setattr(self, "w" + key_roles, nn.Linear(d, self.Hkv * self.dh, bias=spec.qkv_bias))
-        self.key_name = "w" + key_roles
-        if not value_is_key:
-            self.wv = nn.Linear(d, self.Hkv * self.dh, bias=spec.qkv_bias)
+        self.latent = spec.projection_sharing == "latent"
+        if self.latent:  # latent KV (MLA): c = W_DKV x, k = W_UK c, v = W_UV c
+            self.wdkv = nn.Linear(d, spec.latent_dim, bias=False)
+            self.wuk = nn.Linear(spec.latent_dim, self.Hkv * self.dh, bias=spec.qkv_bias)
+            self.wuv = nn.Linear(spec.latent_dim, self.Hkv * self.dh, bias=spec.qkv_bias)
+        else:
+            setattr(self, "w" + key_roles, nn.Linear(d, self.Hkv * self.dh, bias=spec.qkv_bias))
+            if not value_is_key:
+                self.wv = nn.Linear(d, self.Hkv * self.dh, bias=spec.qkv_bias)
+        self.key_name = "wuk" if self.latent else "w" + key_roles
         self.wo = nn.Linear(self.H * self.dh, d, bias=spec.out_bias)
         for pname, shape in self.variant.parameters(spec).items():  # e.g. qk_norm_tau, sink_logit, static_map
             setattr(self, pname, nn.Parameter(torch.zeros(shape)))
@@ -65,9 +71,10 @@ class Attention(nn.Module):
         Returns the output [B, T, d] and the auxiliary loss (retention sparsity, else 0)."""
         B, T, _ = x.shape
         group = self.H // self.Hkv
-        k = self.heads(getattr(self, self.key_name)(x), self.Hkv)
+        kv_in = self.wdkv(x) if self.latent else x  # latent KV: keys and values read c
+        k = self.heads(getattr(self, self.key_name)(kv_in), self.Hkv)
         q = k.repeat_interleave(group, dim=1) if self.query_is_key else self.heads(self.wq(x), self.H)
-        v = k if self.value_is_key else self.heads(self.wv(x), self.Hkv)
+        v = k if self.value_is_key else self.heads((self.wuv if self.latent else self.wv)(kv_in), self.Hkv)
         if self.value_gate:  # G4: v <- sigmoid(v)
             v = torch.sigmoid(v)
         positional = self.positional[0]

@@ -23,11 +23,12 @@ def plain_name(name):
 
 def circuit_of(name):
     """("qk" | "ov" | None, layer) of a lab parameter name (engine/train/circuit_lr.cpp): W_q, W_k, W_qk are
-    the QK circuit, W_v, W_o the OV circuit; a tensor serving both (W_kv, W_qkv) keeps the base rate."""
+    the QK circuit, W_v, W_o the OV circuit; a tensor serving both (W_kv, W_qkv) keeps the base rate.
+    Latent KV: W_UK is QK, W_UV is OV, and W_DKV, feeding both, keeps the base rate."""
     parts = name.split(".")
     if len(parts) != 5 or parts[0] != "blocks" or parts[2] != "attn" or parts[4] != "weight":
         return None, -1
-    kind = {"wq": "qk", "wk": "qk", "wqk": "qk", "wv": "ov", "wo": "ov"}.get(parts[3])
+    kind = {"wq": "qk", "wk": "qk", "wqk": "qk", "wuk": "qk", "wv": "ov", "wo": "ov", "wuv": "ov"}.get(parts[3])
     return kind, int(parts[1])
 
 
