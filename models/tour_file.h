@@ -23,7 +23,7 @@
 //   @view attention                             kv POLICY BUDGET, highlight WIDGET text of the callout,
 //   @opened-model                               opened-model (the model folder the user opened, or
 //   @probe-repeat 20                            GPT-2 from the Hugging Face cache; refused without
-//                                               one), probe-repeat N (a random N tokens, twice)
+//                                               one), probe-repeat N (a random N tokens, twice; fewer when the context is shorter)
 //   @predict Which key will it pick?          optional question, asked before the actions run;
 //   @choice The previous token                  its choices, and the right one (1-based), shown
 //   @choice The token after the earlier copy    with @reveal's text after the experiment

@@ -39,18 +39,19 @@ inline void writeByteTokenizer(const std::filesystem::path& dir) {
   std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "add_bos_token": true})";
 }
 
-// Returns "" or the reason writing failed.
+// Returns "" or the reason writing failed. A `vocab` other than kVocab writes no tokenizer (the
+// app then labels the ids by number).
 inline std::string writeGpt2Folder(const std::filesystem::path& dir, int layers = 2, int heads = 2, int width = 8,
-                                   int context = 64) {
+                                   int context = 64, int vocab = kVocab) {
   using nlohmann::json;
   std::filesystem::create_directories(dir);
   const int d = width, ff = 4 * width;
-  std::ofstream(dir / "config.json") << json{{"model_type", "gpt2"}, {"vocab_size", kVocab}, {"n_embd", d},
+  std::ofstream(dir / "config.json") << json{{"model_type", "gpt2"}, {"vocab_size", vocab}, {"n_embd", d},
                                              {"n_layer", layers}, {"n_head", heads}, {"n_positions", context}}
                                             .dump();
   attnlab::ParamStore s;
   auto add = [&](const std::string& n, std::vector<int> shape) { s.add(n, std::move(shape)); };
-  add("wte.weight", {kVocab, d});
+  add("wte.weight", {vocab, d});
   add("wpe.weight", {context, d});
   for (int l = 0; l < layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
@@ -76,24 +77,24 @@ inline std::string writeGpt2Folder(const std::filesystem::path& dir, int layers 
   }
   if (std::string why = attnlab::writeSafetensors((dir / "model.safetensors").string(), s); !why.empty()) return why;
 
-  writeByteTokenizer(dir);
+  if (vocab == kVocab) writeByteTokenizer(dir);
   return {};
 }
 
 // The same for a Llama-shaped folder: RMSNorm, SwiGLU, RoPE, `kvHeads` grouped KV heads, untied head.
 inline std::string writeLlamaFolder(const std::filesystem::path& dir, int layers = 2, int heads = 4, int kvHeads = 2, int width = 16,
-                                    int context = 64) {
+                                    int context = 64, int vocab = kVocab) {
   using nlohmann::json;
   std::filesystem::create_directories(dir);
   const int d = width, ff = 2 * width, dh = width / heads;
-  std::ofstream(dir / "config.json") << json{{"model_type", "llama"}, {"vocab_size", kVocab}, {"hidden_size", d},
+  std::ofstream(dir / "config.json") << json{{"model_type", "llama"}, {"vocab_size", vocab}, {"hidden_size", d},
                                              {"intermediate_size", ff}, {"num_hidden_layers", layers}, {"num_attention_heads", heads},
                                              {"num_key_value_heads", kvHeads}, {"max_position_embeddings", context},
                                              {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", false}}
                                             .dump();
   attnlab::ParamStore s;
   auto add = [&](const std::string& n, std::vector<int> shape) { s.add(n, std::move(shape)); };
-  add("model.embed_tokens.weight", {kVocab, d});
+  add("model.embed_tokens.weight", {vocab, d});
   for (int l = 0; l < layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     add(p + "input_layernorm.weight", {d});
@@ -107,14 +108,14 @@ inline std::string writeLlamaFolder(const std::filesystem::path& dir, int layers
     add(p + "mlp.down_proj.weight", {d, ff});
   }
   add("model.norm.weight", {d});
-  add("lm_head.weight", {kVocab, d});
+  add("lm_head.weight", {vocab, d});
   attnlab::Rng rng(6);
   for (auto& p : s.all()) {
     const bool gain = p->name.find("norm") != std::string::npos;
     for (Eigen::Index i = 0; i < p->value.size(); ++i) p->value.data()[i] = rng.normal(0.f, 0.5f) + (gain ? 1.f : 0.f);
   }
   if (std::string why = attnlab::writeSafetensors((dir / "model.safetensors").string(), s); !why.empty()) return why;
-  writeByteTokenizer(dir);
+  if (vocab == kVocab) writeByteTokenizer(dir);
   return {};
 }
 

@@ -290,14 +290,15 @@ bool TourRunner::useOpenedModel() {
   return false;
 }
 
-// A random half of `a.steps` tokens, then the same again: an induction head predicts the second half.
+// A random half of `a.steps` tokens (fewer when twice that exceeds the model's context), then the
+// same again: an induction head predicts the second half. Ids are drawn from the model's vocabulary.
 void TourRunner::probeRepeat(const TourAction& a) {
   const int vocab = trace_->model->model->config().vocab;
   const int context = trace_->model->model->config().context;
-  if (2 * a.steps > context)
-    return fail(tr("line %1: %2 tokens twice do not fit the model's context of %3").arg(a.line).arg(a.steps).arg(context));
+  const int half = std::min(a.steps, context / 2);
+  if (half < 2) return fail(tr("line %1: the model's context of %2 holds no repeated probe").arg(a.line).arg(context));
   Rng rng(kProbeSeed);
-  std::vector<int> tokens(a.steps);
+  std::vector<int> tokens(half);
   for (int& t : tokens) t = rng.uniformInt(0, vocab - 1);
   tokens.insert(tokens.end(), tokens.begin(), tokens.end());
   if (trace_->trace.tokens == tokens) return runNextAction();
