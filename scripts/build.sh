@@ -3,6 +3,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
+# Paths below the checkout are hashed relative to the build folder, so a clean clone elsewhere (as
+# CI makes) reuses what any earlier clone or worktree compiled.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 
 configure=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release)
 # ccache, when installed, makes rebuilds of unchanged files (other branches, clean clones) instant.

@@ -3,6 +3,9 @@
 # holds the libFuzzer targets, so one instrumented build of the engine serves the tests and the fuzzers.
 # -O1 keeps the instrumented tests fast enough for CI while leaving the stacks readable; -g1 gives
 # line numbers at a fraction of full debug info's compile time.
+# As scripts/build.sh: cache entries shared by every clone of the repository.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+
 configure_sanitized() {
   local build="$1" flags="$2"
   local args=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_HEADLESS=ON
