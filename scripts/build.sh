@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures (Release) and builds everything into build/ at the repository root.
+# Configures (Release) and builds everything into build/ at the repository root, or only the
+# targets named:  scripts/build.sh [TARGET...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
@@ -17,4 +18,6 @@ if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then
   configure+=(-G Ninja)
 fi
 "${configure[@]}"
-cmake --build "$build" -j"$(nproc)"
+targets=()
+[[ $# -gt 0 ]] && targets=(--target "$@")
+cmake --build "$build" -j"$(nproc)" "${targets[@]}"
