@@ -36,7 +36,7 @@ cleanup() { git -C "$scratch" checkout -q -- . 2>/dev/null || true; [[ $keep == 
 trap cleanup EXIT
 
 echo "== building the scratch copy ($scratch)"
-"$scratch/scripts/build.sh" $(cut -f5 "$table" | grep -v '^#' | tr ',' '\n' | sort -u) >/tmp/attnlab-mutate-build.log 2>&1 ||
+"$scratch/scripts/build.sh" $(grep -v '^#' "$table" | cut -f5 | tr ',' '\n' | sort -u) >/tmp/attnlab-mutate-build.log 2>&1 ||
   { echo "the unmutated build failed: see /tmp/attnlab-mutate-build.log" >&2; exit 1; }
 
 # Literal search and replace, which must match exactly once (\n in the table is a newline).
