@@ -28,7 +28,7 @@ done
 
 if [[ ! -d "$scratch/.git" && ! -f "$scratch/.git" ]]; then
   rm -rf "$scratch"
-  git -C "$root" worktree add --detach "$scratch" HEAD >/dev/null
+  git -C "$root" worktree add --detach "$scratch" HEAD >/dev/null 2>&1
 fi
 git -C "$scratch" checkout --detach -q "$(git -C "$root" rev-parse HEAD)"
 git -C "$scratch" checkout -q -- .

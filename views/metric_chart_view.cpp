@@ -26,9 +26,24 @@ int niceInterval(double atLeast) {
 
 }  // namespace
 
+// Qt Charts restrokes a whole line for every point appended, so a fast run drawn step by step
+// saturates the UI thread. New rows are drawn together at most every kRedrawMs, and each series draws at most
+// about kMaxDrawnPoints: past that the rows are drawn in buckets of `stride_`, each as its lowest
+// and highest value (spikes stay visible), and the stride doubles whenever the limit is reached again.
+constexpr int kMaxDrawnPoints = 2000;
+constexpr int kRedrawMs = 200;
+
 MetricChartView::MetricChartView(const QString& title, const QString& valueTitle, const LossHistoryModel* model,
                                  SeriesMaker makeSeries, QWidget* parent)
-    : QChartView(parent), model_(model), makeSeries_(std::move(makeSeries)), stepAxis_(new QValueAxis), valueAxis_(new QValueAxis) {
+    : QChartView(parent),
+      model_(model),
+      makeSeries_(std::move(makeSeries)),
+      stepAxis_(new QValueAxis),
+      valueAxis_(new QValueAxis),
+      redraw_(new QTimer(this)) {
+  redraw_->setSingleShot(true);
+  redraw_->setInterval(kRedrawMs);
+  connect(redraw_, &QTimer::timeout, this, &MetricChartView::drawPending);
   auto* chart = new QChart;
   chart->setTitle(title);
   chart->legend()->setAlignment(Qt::AlignBottom);
@@ -92,22 +107,66 @@ void MetricChartView::reload() {
   updateRanges();
 }
 
+
 void MetricChartView::appendRows(int first, int last) {
   const auto& points = model_->points();
-  if (first == 0 || series_.empty()) rebuildSeries(points[first]);
-  for (size_t i = 0; i < specs_.size(); ++i) {
-    QList<QPointF> added;
-    for (int row = first; row <= last; ++row) {
-      const double v = specs_[i].value(points[row]);
+  const bool fresh = first == 0 || series_.empty();
+  if (fresh) {
+    rebuildSeries(points[first]);
+    drawnRows_ = 0;
+    stride_ = 1;
+  }
+  for (int row = first; row <= last; ++row)
+    for (const MetricSeries& spec : specs_) {
+      const double v = spec.value(points[row]);
       // A diverging run can report non-finite values; the chart shows what is finite.
       if (!std::isfinite(v)) continue;
-      added.append(QPointF(points[row].step, v));
       lowest_ = std::min(lowest_, v);
       highest_ = std::max(highest_, v);
     }
-    series_[i]->append(added);
-  }
+  pendingEnd_ = last + 1;
+  if (fresh) drawPending();
+  else if (!redraw_->isActive()) redraw_->start();
   updateRanges();
+}
+
+void MetricChartView::drawPending() {
+  redraw_->stop();
+  if (series_.empty() || pendingEnd_ > static_cast<int>(model_->points().size())) return;  // reset meanwhile
+  int stride = stride_;
+  while (pendingEnd_ / stride * 2 > kMaxDrawnPoints) stride *= 2;
+  if (stride != stride_) {  // coarser buckets, drawn again from the start
+    stride_ = stride;
+    for (QLineSeries* s : series_) s->clear();
+    drawnRows_ = 0;
+  }
+  drawBuckets(pendingEnd_);
+}
+
+void MetricChartView::drawBuckets(int end) {
+  const auto& points = model_->points();
+  const int buckets = (end - drawnRows_) / stride_;
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    QList<QPointF> added;
+    for (int b = 0; b < buckets; ++b) {
+      const int from = drawnRows_ + b * stride_;
+      int low = -1, high = -1;
+      for (int row = from; row < from + stride_; ++row) {
+        const double v = specs_[i].value(points[row]);
+        if (!std::isfinite(v)) continue;
+        if (low < 0 || v < specs_[i].value(points[low])) low = row;
+        if (high < 0 || v > specs_[i].value(points[high])) high = row;
+      }
+      if (low < 0) continue;
+      for (int row : {std::min(low, high), std::max(low, high)}) {
+        added.append(QPointF(points[row].step, specs_[i].value(points[row])));
+        if (low == high) break;
+      }
+    }
+    // replace() updates the line once; append() would restroke it for every point added
+    if (!added.isEmpty()) series_[i]->replace(series_[i]->points() + added);
+  }
+  drawnRows_ += buckets * stride_;
 }
 
 void MetricChartView::updateRanges() {

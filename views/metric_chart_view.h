@@ -3,6 +3,7 @@
 // per layer), axes that follow the data, rubber-band zoom (drag a rectangle; double-click or
 // the context menu resets it) and a hover tooltip with every series' value at the nearest step.
 #include <QChartView>
+#include <QTimer>
 #include <QColor>
 #include <functional>
 #include <vector>
@@ -59,6 +60,8 @@ class MetricChartView : public QChartView {
  private:
   void reload();
   void appendRows(int first, int last);
+  void drawPending();
+  void drawBuckets(int end);
   void updateRanges();
   void rebuildSeries(const LossPoint& first);
 
@@ -72,6 +75,12 @@ class MetricChartView : public QChartView {
   int totalSteps_ = 0;
   double lowest_ = 0;
   double highest_ = 0;
+  // Rows drawn so far, in buckets of `stride_` rows, each drawn as its lowest and highest value.
+  int drawnRows_ = 0;
+  int stride_ = 1;
+  // Rows that arrived since the last drawing: drawn together, at most every kRedrawMs.
+  int pendingEnd_ = 0;
+  QTimer* redraw_;
   bool zoomed_ = false;
   bool fixedRange_ = false;
   QString note_;

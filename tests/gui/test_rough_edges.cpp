@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QValueAxis>
 #include <QWheelEvent>
+#include <QLineSeries>
 #include <QtTest>
 #include <cmath>
 #include <limits>
@@ -172,6 +173,33 @@ class RoughEdgesTest : public QObject {
     later.step = 500;
     history.append({later});
     QCOMPARE(loss.stepAxis()->max(), 600.0);  // a 600-step run's axis ends at 600
+  }
+
+  // Qt Charts restrokes a line on every append: a long run must not draw every step (the monkey
+  // test found the UI thread saturated by a 100,000-step loss line), yet spikes must stay visible.
+  void aLongRunDrawsABoundedLineThatKeepsItsSpikes() {
+    LossHistoryModel history;
+    history.setPlannedSteps(100000);
+    MetricChartView loss(QStringLiteral("Loss"), QStringLiteral("nats"), &history, [](const LossPoint&) {
+      return std::vector<MetricSeries>{{QStringLiteral("loss"), Qt::blue, [](const LossPoint& p) { return p.loss; }}};
+    });
+    double lowest = 1e9;
+    for (int batch = 0; batch < 2000; ++batch) {  // deliveries of 50 steps, as a fast run sends them
+      std::vector<LossPoint> points(50);
+      for (int i = 0; i < 50; ++i) {
+        points[i].step = batch * 50 + i + 1;
+        points[i].loss = points[i].step == 77777 ? 50.0 : 3.0 + std::sin(points[i].step * 0.37) / (1 + points[i].step * 1e-3);
+        lowest = std::min(lowest, points[i].loss);
+      }
+      history.append(points);
+    }
+    const auto* line = qobject_cast<QLineSeries*>(loss.chart()->series().at(0));
+    QTRY_VERIFY(line->count() > 0 && line->points().back().x() > 99000);  // drawn within a fifth of a second
+    QVERIFY(line->count() <= 2000 && line->count() >= 500);
+    double top = 0, bottom = 1e9;
+    for (const QPointF& p : line->points()) top = std::max(top, p.y()), bottom = std::min(bottom, p.y());
+    QCOMPARE(top, 50.0);       // the spike at step 77,777 is drawn
+    QCOMPARE(bottom, lowest);  // and so is the lowest loss
   }
 
   void aTaskWithoutAnswersSaysSoInsteadOfAnEmptyAccuracyChart() {
