@@ -8,6 +8,9 @@ user would write it for PyTorch 1.13 (Debian 12): token embedding, learned absol
 RoPE, pre-LayerNorm blocks with bias-free q/k/v/o projections, causal softmax (or sigmoid with
 b = -log(i + 1)) attention, a GELU (tanh) MLP with biases, a final LayerNorm and a head tied to the
 embedding or not; AdamW (decay on matrices only), gradient clipping at the same norm.
+Written as nanoGPT writes it, the fastest layout measured for PyTorch on a CPU: one fused q/k/v
+projection (one matrix product instead of three), the causal mask and the sigmoid's row bias made
+once per model and sliced, contiguous batches.
 """
 import argparse
 import json
@@ -26,27 +29,26 @@ class Attention(nn.Module):
         super().__init__()
         d, self.heads = w["d_model"], w["n_heads"]
         self.d_head = d // self.heads
-        self.wq = nn.Linear(d, d, bias=False)
-        self.wk = nn.Linear(d, d, bias=False)
-        self.wv = nn.Linear(d, d, bias=False)
+        self.wqkv = nn.Linear(d, 3 * d, bias=False)  # q, k and v in one product
         self.wo = nn.Linear(d, d, bias=False)
         self.kind = w["attention"]
         self.beta = w.get("temperature", 1.0)
+        T = max(w["seq_len"], w["probe_len"])
+        self.register_buffer("causal", torch.ones(T, T, dtype=torch.bool).triu(1), persistent=False)
+        self.register_buffer("row_bias", -torch.log(torch.arange(1, T + 1, dtype=torch.float32)).view(T, 1), persistent=False)
 
     def forward(self, x, rope, maps=None):
         B, T, d = x.shape
         split = lambda y: y.view(B, T, self.heads, self.d_head).transpose(1, 2)  # [B, H, T, d_head]
-        q, k, v = split(self.wq(x)), split(self.wk(x)), split(self.wv(x))
+        q, k, v = (split(y) for y in self.wqkv(x).split(d, dim=2))
         if rope is not None:
             q, k = rotate(q, *rope), rotate(k, *rope)
         s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d_head))
-        causal = torch.ones(T, T, dtype=torch.bool).triu(1)
-        s = s.masked_fill(causal, float("-inf"))
+        s = s.masked_fill(self.causal[:T, :T], float("-inf"))
         if self.kind == "softmax":
             a = torch.softmax(self.beta * s, dim=-1)
         else:  # sigmoid with b = -log(number of visible keys); exactly 0 above the diagonal
-            row_bias = -torch.log(torch.arange(1, T + 1, dtype=x.dtype)).view(T, 1)
-            a = torch.sigmoid(self.beta * s + row_bias)
+            a = torch.sigmoid(self.beta * s + self.row_bias[:T])
         if maps is not None:
             maps.append((s[0].clone(), a[0].clone(), q[0].clone(), k[0].clone(), v[0].clone()))
         o = (a @ v).transpose(1, 2).reshape(B, T, d)
@@ -134,14 +136,15 @@ def main():
                             lr=w["lr"], betas=(w["beta1"], w["beta2"]), eps=w["eps"])
     B, T, V = w["batch"], w["seq_len"], w["vocab"]
     g = torch.Generator().manual_seed(2)
-    batches = [torch.randint(0, V, (B, T + 1), generator=g) for _ in range(4)]
+    data = [torch.randint(0, V, (B, T + 1), generator=g) for _ in range(4)]
+    batches = [(d[:, :-1].contiguous(), d[:, 1:].contiguous()) for d in data]  # inputs and targets, contiguous
 
     tokens_per_second, tokens_per_cpu_second = [], []
     for step in range(args.warmup + args.steps):
-        data = batches[step % len(batches)]
+        inputs, targets = batches[step % len(batches)]
         start, cpu_start = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
-        loss = model(data[:, :-1], data[:, 1:])
+        loss = model(inputs, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), w["grad_clip"])
         opt.step()
@@ -158,7 +161,7 @@ def main():
               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
               "version": torch.__version__, "seq_len": T}
     if args.traces > 0:
-        probe = batches[0][:1, : w["probe_len"]]
+        probe = data[0][:1, : w["probe_len"]].contiguous()
         trace_ms, trace_cpu_ms = [], []
         with torch.no_grad():
             for i in range(args.traces + 1):
