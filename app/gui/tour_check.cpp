@@ -27,6 +27,11 @@ void startTourCheck(MainWindow& window, const Tour& tour, const QString& screens
   auto clock = std::make_shared<QElapsedTimer>();
   auto failures = std::make_shared<int>(0);
   clock->start();
+  if (!screenshotDir.isEmpty() && !QDir().mkpath(screenshotDir)) {  // a folder that is not there yet is made
+    std::fprintf(stderr, "attnlab: could not create the screenshot folder %s\n", qPrintable(screenshotDir));
+    QTimer::singleShot(0, [] { QCoreApplication::exit(1); });
+    return;
+  }
   QObject::connect(runner, &TourRunner::stepDone, panel, [&window, runner, clock, failures, tourName, screenshotDir](int step) {
     const Tour& tour = runner->tour();
     const TourRunner::StepResult& r = runner->result(step);
