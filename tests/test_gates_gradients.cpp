@@ -17,14 +17,7 @@ namespace {
 using testing::randomVector;
 using testing::relativeError;
 ModelConfig small(const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 7;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.d_ff = 12;
-  c.context = 8;
-  c.positional = positional;
+  ModelConfig c = testing::gradCheckConfig("softmax", positional);
   // tau near the carriers' squared norms, so that presence varies and its gradient is not negligible
   c.attention_settings["presence_tau"] = 1.0;
   return c;

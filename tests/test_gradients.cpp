@@ -10,17 +10,7 @@ using namespace attnlab;
 class TestGradients : public QObject {
   Q_OBJECT
 
-  static ModelConfig small() {
-    ModelConfig c;
-    c.vocab = 7;
-    c.d_model = 8;
-    c.n_layers = 2;
-    c.n_heads = 2;
-    c.d_ff = 12;
-    c.context = 8;
-    c.attention = {"softmax"};
-    return c;
-  }
+  static ModelConfig small() { return testing::gradCheckConfig("softmax", "learned"); }
   static void run(const ModelConfig& c, const std::string& label) {
     Model model(c, 7);
     testing::randomiseParams(model, 11);

@@ -45,18 +45,7 @@ double largestMapDifference(const Trace& a, const Trace& b) {
   return worst;
 }
 
-ModelConfig gradConfig(const std::string& variant, const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 7;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.d_ff = 12;
-  c.context = 8;
-  c.attention = {variant};
-  c.positional = positional;
-  return c;
-}
+ModelConfig gradConfig(const std::string& variant, const std::string& positional) { return testing::gradCheckConfig(variant, positional); }
 }  // namespace
 
 class TestMechanismVariants : public QObject {

@@ -19,15 +19,8 @@ namespace {
 using testing::randomVector;
 using testing::relativeError;
 ModelConfig small(std::vector<std::string> attention, const std::string& positional) {
-  ModelConfig c;
-  c.vocab = 7;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.d_ff = 12;
-  c.context = 8;
+  ModelConfig c = testing::gradCheckConfig("softmax", positional);
   c.attention = std::move(attention);
-  c.positional = positional;
   return c;
 }
 
