@@ -75,6 +75,13 @@ void ExperimentFiles::startedNew(const QString& experimentName) {
   currentFolder_.clear();
   savedSteps_ = 0;
   autosavedSteps_ = 0;
+  emit startedNewExperiment();
+  emit documentChanged();
+}
+
+void ExperimentFiles::markRecovered(const QString& saveFolder) {
+  currentFolder_ = saveFolder;
+  savedSteps_ = -1;
   emit documentChanged();
 }
 
@@ -120,7 +127,10 @@ QString ExperimentFiles::saveAndStop(const QString& dir) {
 
 void ExperimentFiles::onSaved(const QString& dir, int step, const QString& error, TrainingSession::SaveKind kind) {
   if (kind == TrainingSession::SaveKind::Autosave) {
-    if (error.isEmpty()) autosavedSteps_ = step;
+    if (error.isEmpty()) {
+      autosavedSteps_ = step;
+      emit savedTo(dir, step, kind);
+    }
     emit statusMessage(error.isEmpty() ? tr("Autosaved step %1 to %2").arg(step).arg(dir) : tr("Autosave failed: %1").arg(error));
     return;
   }
@@ -132,6 +142,7 @@ void ExperimentFiles::onSaved(const QString& dir, int step, const QString& error
   }
   currentFolder_ = dir;
   savedSteps_ = step;
+  emit savedTo(dir, step, kind);
   addRecent(dir);
   emit statusMessage(tr("Saved step %1 to %2").arg(step).arg(dir));
   emit documentChanged();

@@ -39,6 +39,9 @@ class ExperimentFiles : public QObject {
 
   // A new experiment that was never saved is on display (after Apply, a preset, Reset).
   void startedNew(const QString& experimentName);
+  // The experiment just opened is recovered work (an autosave after a crash): unsaved, and File >
+  // Save writes it into `saveFolder` (asks where when empty).
+  void markRecovered(const QString& saveFolder);
 
   // File > Save: into the current folder, else asks for one like Save As. While training runs,
   // the worker saves between two steps and training goes on.
@@ -74,6 +77,8 @@ class ExperimentFiles : public QObject {
   void opened(const attnlab::ExperimentConfig& config, const QString& dir);
   void statusMessage(const QString& text);
   void documentChanged();  // current folder, unsaved state or recent list changed
+  void savedTo(const QString& dir, int step, attnlab::TrainingSession::SaveKind kind);  // a save succeeded
+  void startedNewExperiment();
 
  private:
   void onSaved(const QString& dir, int step, const QString& error, TrainingSession::SaveKind kind);
