@@ -42,6 +42,7 @@
 #include "selection_bar.h"
 #include "tour_panel.h"
 #include "view_export.h"
+#include "view_state_keeper.h"
 #include "welcome_page.h"
 
 namespace attnlab {
@@ -110,6 +111,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   files_->startedNew(QString::fromStdString(config_.name));
   connect(panel_, &ExperimentPanel::applyRequested, this, &MainWindow::applyExperiment);
   connect(files_, &ExperimentFiles::opened, this, &MainWindow::showOpened);
+  new ViewStateKeeper(*this);  // after showOpened: the opened run's view settings win
   connect(watcher_, &RunFolderWatcher::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(files_, &ExperimentFiles::documentChanged, this, &MainWindow::showDocumentState);
   connect(files_, &ExperimentFiles::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });

@@ -7,7 +7,9 @@
 // - a normal restart reopens the folder last saved, with its weights, or says in the status bar
 //   that it did not and why;
 // - Train on a finished run asks: Continue N more steps (at the rate the run ended with), or Start
-//   over (through the unsaved-work question), or Cancel.
+//   over (through the unsaved-work question), or Cancel;
+// - a folder moved to a new machine reopens with its weights, history, probe, selection and view
+//   settings (colour scale, view, KV-cache policy and budget).
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -19,7 +21,14 @@
 #include <QtTest>
 #include <memory>
 
+#include <QComboBox>
+#include <QLineEdit>
+
+#include "attention_map_model.h"
 #include "experiment_files.h"
+#include "head_selection.h"
+#include "kv_cache_view.h"
+#include "view_kind.h"
 #include "last_state.h"
 #include "loss_history_model.h"
 #include "main_window.h"
@@ -177,6 +186,43 @@ class KeepingWorkTest : public QObject {
     QCOMPARE(stepsShown(*second), 0);
     QCOMPARE(second->config().name, std::string("Induction heads"));
     QVERIFY2(second->statusBar()->currentMessage().contains("never saved"), qPrintable(second->statusBar()->currentMessage()));
+  }
+
+  // Saved, moved, opened on a new machine (settings cleared): the weights, history, probe,
+  // selection and view settings are those saved.
+  void viewStateTravelsWithTheFolder() {
+    const QString saved = folder("with-views"), moved = folder("moved/with-views");
+    const std::vector<int> probe = {3, 1, 4, 1, 5, 9, 2, 6};
+    QByteArray history;
+    {
+      auto first = startApp();
+      QVERIFY(pauseAt(*first, 4));
+      first->session().setProbe(probe);
+      QTRY_VERIFY_WITH_TIMEOUT(first->attentionMap().snapshot() && first->attentionMap().snapshot()->trace.tokens == probe, 30000);
+      first->selection().select(1, 1);
+      first->attentionMap().setColourScale(AttentionMapModel::ColourScale::Log);
+      QCOMPARE(first->view<KvCacheView>()->setEviction("window", "6"), QString());
+      first->showView(QStringLiteral("kv"));
+      saveAndWait(*first, saved);
+      history = fileBytes(saved + "/history.csv");
+      QVERIFY(first->close());
+    }
+    QVERIFY(QDir().mkpath(folder("moved")));
+    QVERIFY(QDir().rename(saved, moved));
+    QSettings().clear();  // a new machine
+    auto second = startApp();
+    QCOMPARE(second->files().open(moved), QString());
+    QTRY_VERIFY_WITH_TIMEOUT(second->attentionMap().snapshot() && second->attentionMap().snapshot()->trace.tokens == probe, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(second->selection().layer(), 1, 10000);
+    QCOMPARE(second->selection().head(), 1);
+    QCOMPARE(second->attentionMap().colourScale(), AttentionMapModel::ColourScale::Log);
+    QCOMPARE(second->currentView(), viewKindIndex("kv"));
+    KvCacheView* kv = second->view<KvCacheView>();
+    QCOMPARE(kv->findChild<QComboBox*>("kvPolicy")->currentText(), QString("window"));
+    QCOMPARE(kv->findChild<QLineEdit*>("kvBudget")->text(), QString("6"));
+    QCOMPARE(fileBytes(moved + "/history.csv"), history);
+    const QByteArray weights = fileBytes(moved + "/model.safetensors");
+    QCOMPARE(weightsShown(*second, folder("moved-copy")), weights);
   }
 
   void trainOnAFinishedRunAsks() {
