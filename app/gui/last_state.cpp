@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QLocale>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScopeGuard>
 #include <QSettings>
 
@@ -35,8 +36,12 @@ QString native(const QString& dir) { return QDir::toNativeSeparators(dir); }
 
 LastState::LastState(ExperimentFiles& files, QWidget* window) : QObject(window), files_(files), window_(window) {
   prompt_ = [this](const QString& question) {
-    return QMessageBox::question(window_, tr("Recover unsaved work"), question, QMessageBox::Yes | QMessageBox::No,
-                                 QMessageBox::Yes) == QMessageBox::Yes;
+    QMessageBox box(QMessageBox::Question, tr("Recover unsaved work"), question, QMessageBox::NoButton, window_);
+    QPushButton* recover = box.addButton(tr("Recover"), QMessageBox::AcceptRole);
+    box.addButton(tr("Don\u2019t recover"), QMessageBox::RejectRole);
+    box.setDefaultButton(recover);
+    box.exec();
+    return box.clickedButton() == recover;
   };
   QSettings settings;
   crashedBefore_ = settings.value(kRunningKey, false).toBool();
@@ -101,8 +106,8 @@ bool LastState::recoverAutosave(QString& message) {
   const QDateTime since = settings.value(kSinceKey).toDateTime();
   if (autosave.isEmpty() || !autosavedAt.isValid() || (since.isValid() && autosavedAt <= since)) return false;
   if (!QFileInfo(autosave).isDir()) return false;
-  const QString question = tr("Recover unsaved experiment from %1?\n\nAttention Lab did not close normally. The autosave "
-                              "of step %2 in %3 is newer than the experiment you last saved.")
+  const QString question = tr("Recover unsaved experiment from %1?\n\nAttention Lab did not close normally. Its last "
+                              "autosave (step %2, in %3) holds training you had not saved.")
                                .arg(QLocale().toString(autosavedAt.toLocalTime(), QLocale::ShortFormat))
                                .arg(settings.value(kAutosaveStepKey).toInt())
                                .arg(native(autosave));
