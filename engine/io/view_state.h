@@ -17,6 +17,9 @@ struct ViewState {
   bool operator==(const ViewState&) const = default;
 };
 
+std::string viewStateToJson(const ViewState& state);
+// Returns "" and fills `out`, or a one-line reason.
+std::string viewStateFromJson(const std::string& text, ViewState& out);
 // Returns "" or a one-line reason naming the file.
 std::string writeViewState(const std::string& folder, const ViewState& state);
 // Fills `out` from the folder's view_state.json; "" also when there is none (then `found` is false).
