@@ -1,7 +1,8 @@
 // A text-file experiment's folder is self-contained: saved, moved elsewhere, its original text file
 // deleted, it opens with the same weights, history, vocabulary and probe, trains on identically
 // to the run that never moved, and saving it again keeps its corpus. A checkpoint whose config
-// names an absolute text file (saved before corpora were kept) still opens while that file exists.
+// names an absolute text file (saved before corpora were kept) still opens while that file exists,
+// and once it has moved, opens with the moved file ("Locate file...") but refuses another text.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 
 #include "io/checkpoint.h"
+#include "io/checkpoint_corpus.h"
 #include "io/config_json.h"
 #include "io/files.h"
 
@@ -107,10 +109,26 @@ class TestCheckpointCorpus : public QObject {
     LoadedCheckpoint loaded;
     QCOMPARE(QString::fromStdString(loadCheckpoint(saved.string(), loaded)), QString());
     QCOMPARE(loaded.config.task.text_path, text.string());
-    fs::remove(text);
+    QCOMPARE(missingCorpus(saved.string()), std::string());  // the file is there
+    const fs::path moved = root / "moved away.txt";
+    fs::rename(text, moved);
     LoadedCheckpoint missing;
     const QString why = QString::fromStdString(loadCheckpoint(saved.string(), missing));
     QVERIFY2(why.contains("no such file") && why.contains(QString::fromStdString(text.string())), qPrintable(why));
+
+    // "Locate file...": the folder names the missing file; opened with the moved one, it is the same run.
+    QCOMPARE(missingCorpus(saved.string()), text.string());
+    LoadedCheckpoint located;
+    QCOMPARE(QString::fromStdString(loadCheckpointOnText(saved.string(), moved.string(), located)), QString());
+    const auto& a = trainer.model().params().all();
+    const auto& b = located.trainer->model().params().all();
+    for (size_t i = 0; i < a.size(); ++i) QVERIFY2(a[i]->value == b[i]->value, a[i]->name.c_str());
+    QCOMPARE(located.trainer->trainStep().loss, trainer.trainStep().loss);
+    // Another text is refused: its characters do not give the saved vocabulary.
+    const fs::path other = root / "other.txt";
+    std::ofstream(other) << "zzzz yyyy xxxx";
+    LoadedCheckpoint wrong;
+    QVERIFY(!loadCheckpointOnText(saved.string(), other.string(), wrong).empty());
   }
 };
 

@@ -22,6 +22,8 @@ class ExperimentFiles : public QObject {
  public:
   // Answers "save the trained steps first?" with Save, Discard or Cancel.
   using Prompt = std::function<QMessageBox::StandardButton(const QString& question)>;
+  // "Locate file...": the text file to read instead of `missing`, or "" to give up.
+  using LocateFile = std::function<QString(const QString& missing)>;
 
   struct Autosave {
     bool enabled = true;
@@ -63,6 +65,7 @@ class ExperimentFiles : public QObject {
   // asks Save/Discard/Cancel when trained steps are unsaved; true to go ahead.
   bool confirmDiscard(const QString& action);
   void setPrompt(Prompt prompt) { prompt_ = std::move(prompt); }
+  void setLocateFile(LocateFile locate) { locate_ = std::move(locate); }
 
   Autosave autosave() const { return autosave_; }
   void setAutosave(const Autosave& settings);  // and remembers it in QSettings
@@ -86,10 +89,12 @@ class ExperimentFiles : public QObject {
   void addRecent(const QString& dir);
   void showProblem(const QString& title, const QString& text);
   QString chooseSaveFolder();
+  QString openLocatingCorpus(const QString& folder, const QString& missing);
 
   TrainingSession& session_;
   QWidget* window_;
   Prompt prompt_;
+  LocateFile locate_;
   QTimer* autosaveTimer_;
   Autosave autosave_;
   QString experimentName_;

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 
 #include "hf/pretrained_copy.h"  // a checkpoint fine-tuned from a Hugging Face folder keeps its description
 #include "io/checkpoint_corpus.h"
@@ -155,9 +156,31 @@ std::string saveCheckpoint(const std::string& dir, const Trainer& trainer) {
   return syncFolder(parent.string());
 }
 
+namespace {
+std::string loadAdjusted(const std::string& dir, LoadedCheckpoint& out, const std::function<void(ExperimentConfig&)>& adjust);
+}  // namespace
+
 std::string loadCheckpoint(const std::string& dir, LoadedCheckpoint& out) { return loadCheckpointOnData(dir, "", out); }
 
 std::string loadCheckpointOnData(const std::string& dir, const std::string& dataDir, LoadedCheckpoint& out) {
+  return loadAdjusted(dir, out, [&](ExperimentConfig& config) {
+    if (dataDir.empty()) return;
+    TaskConfig data;
+    data.name = "token_files", data.text_path = dataDir, data.tokenizer = config.task.tokenizer;
+    config.task = data;
+  });
+}
+
+std::string loadCheckpointOnText(const std::string& dir, const std::string& textFile, LoadedCheckpoint& out) {
+  return loadAdjusted(dir, out, [&](ExperimentConfig& config) {
+    if (config.task.name == "text") config.task.text_path = textFile;
+  });
+}
+
+namespace {
+
+// loadCheckpoint with `adjust` applied to the saved configuration before anything is built.
+std::string loadAdjusted(const std::string& dir, LoadedCheckpoint& out, const std::function<void(ExperimentConfig&)>& adjust) {
   const fs::path folder = folderPath(dir);
   const std::string configPath = (folder / kConfigFile).string();
   std::error_code ec;
@@ -172,11 +195,7 @@ std::string loadCheckpointOnData(const std::string& dir, const std::string& data
   if (!config.task.tokenizer.empty() && fs::path(config.task.tokenizer).is_relative())
     config.task.tokenizer = (folder / config.task.tokenizer).lexically_normal().string();  // its own copy (writeFolder)
   findKeptCorpus(folder.string(), config);
-  if (!dataDir.empty()) {
-    TaskConfig data;
-    data.name = "token_files", data.text_path = dataDir, data.tokenizer = config.task.tokenizer;
-    config.task = data;
-  }
+  adjust(config);
   if (std::string why = validate(config); !why.empty()) return configPath + ": " + why;
   if (config.model.vocab <= 0) return configPath + ": model.vocab must be set in a saved checkpoint";
   if (std::string why = checkFitsInMemory(config.model); !why.empty()) return configPath + ": " + why;
@@ -207,5 +226,7 @@ std::string loadCheckpointOnData(const std::string& dir, const std::string& data
   out.config = std::move(config);
   return {};
 }
+
+}  // namespace
 
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "io/config_json.h"
 #include "io/files.h"
 
 namespace attnlab {
@@ -36,6 +37,15 @@ std::string keepCorpus(const std::string& folder, ExperimentConfig& config) {
   if (std::string why = flush(copy); !why.empty()) return why;
   config.task.text_path = kCorpusFile;
   return {};
+}
+
+std::string missingCorpus(const std::string& dir) {
+  std::string text;
+  ExperimentConfig config;
+  if (!readWholeFile((fs::path(dir) / "config.json").string(), text).empty() || !configFromJson(text, config).empty()) return {};
+  findKeptCorpus(dir, config);
+  std::error_code ec;
+  return keepsCorpus(config.task) && !fs::exists(config.task.text_path, ec) ? config.task.text_path : std::string();
 }
 
 void findKeptCorpus(const std::string& folder, ExperimentConfig& config) {

@@ -6,6 +6,7 @@
 // while the file is there.
 #include <string>
 
+#include "io/checkpoint.h"
 #include "model/config.h"
 
 namespace attnlab {
@@ -15,5 +16,13 @@ namespace attnlab {
 std::string keepCorpus(const std::string& folder, ExperimentConfig& config);
 // After reading config.json of the checkpoint at `folder`: a relative text_path names its copy.
 void findKeptCorpus(const std::string& folder, ExperimentConfig& config);
+
+// "Locate file...": for a checkpoint of an older version whose text file has moved, the path its
+// config.json names when that file is missing ("" otherwise, or when it is not such a checkpoint).
+std::string missingCorpus(const std::string& dir);
+// loadCheckpoint with the text task reading `textFile` instead. A different text is refused as
+// loading refuses any mismatch (its vocabulary must give the saved model.vocab). The next save
+// keeps a copy of it in the folder.
+std::string loadCheckpointOnText(const std::string& dir, const std::string& textFile, LoadedCheckpoint& out);
 
 }  // namespace attnlab
