@@ -9,7 +9,8 @@
 // - Train on a finished run asks: Continue N more steps (at the rate the run ended with), or Start
 //   over (through the unsaved-work question), or Cancel;
 // - a folder moved to a new machine reopens with its weights, history, probe, selection and view
-//   settings (colour scale, view, KV-cache policy and budget).
+//   settings (colour scale, view, KV-cache policy and budget); an older folder whose text file
+//   moved opens through "Locate file..." and keeps a copy of the text when saved.
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -26,6 +27,9 @@
 
 #include "attention_map_model.h"
 #include "experiment_files.h"
+#include "io/checkpoint.h"
+#include "io/config_json.h"
+#include "train/trainer.h"
 #include "head_selection.h"
 #include "kv_cache_view.h"
 #include "view_kind.h"
@@ -223,6 +227,42 @@ class KeepingWorkTest : public QObject {
     QCOMPARE(fileBytes(moved + "/history.csv"), history);
     const QByteArray weights = fileBytes(moved + "/model.safetensors");
     QCOMPARE(weightsShown(*second, folder("moved-copy")), weights);
+  }
+
+  // A folder of an older version names its text file by an absolute path; the file moved:
+  // Open offers "Locate file...", opens with the moved file, and the next save keeps a copy.
+  void locatesAMovedTextFile() {
+    const QString text = folder("old text.txt"), movedText = folder("moved text.txt"), saved = folder("old-style");
+    {
+      QFile file(text);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      for (int i = 0; i < 300; ++i) file.write("a small corpus for a character model. ");
+    }
+    ExperimentConfig config = testing::tinyConfig(50);
+    config.task.name = "text";
+    config.task.text_path = text.toStdString();
+    config.task.settings.clear();
+    Trainer trainer(config);
+    for (int i = 0; i < 3; ++i) trainer.trainStep();
+    QCOMPARE(QString::fromStdString(saveCheckpoint(saved.toStdString(), trainer)), QString());
+    ExperimentConfig older = trainer.config();  // as an older version wrote it: the path, no copy
+    older.model.vocab = trainer.model().config().vocab;
+    QCOMPARE(QString::fromStdString(writeFileAtomic((saved + "/config.json").toStdString(), configToJson(older))), QString());
+    QVERIFY(QFile::remove(saved + "/corpus.txt"));
+    QVERIFY(QFile::rename(text, movedText));
+
+    auto window = startApp();
+    QString asked;
+    window->files().setLocateFile([&](const QString& missing) {
+      asked = missing;
+      return movedText;
+    });
+    QCOMPARE(window->files().open(saved), QString());
+    QCOMPARE(asked, text);
+    QCOMPARE(stepsShown(*window), 3);
+    const QByteArray weights = fileBytes(saved + "/model.safetensors");
+    QCOMPARE(weightsShown(*window, saved), weights);  // saved back into its folder
+    QCOMPARE(fileBytes(saved + "/corpus.txt"), fileBytes(movedText));
   }
 
   void trainOnAFinishedRunAsks() {
