@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <stdexcept>
+#include <utility>
 
 #include "analysis/analysis.h"
 #include "io/checkpoint.h"
@@ -50,6 +52,29 @@ ProgressSnapshot progressOf(const Trainer& trainer) {
     }
   }
   return progress;
+}
+
+// The finished run `done` with `more` steps planned beyond its end, all else as it stands: weights,
+// history, AdamW's moments and the data stream. The new steps train at the rate the schedule ends
+// at: lr becomes lr * min_lr_ratio, min_lr_ratio 1 and the warm-up at most the steps done, so the
+// (now flat) schedule gives that rate at every new step; history.csv keeps every step's real rate.
+std::unique_ptr<Trainer> extendedRun(const Trainer& done, int more) {
+  ExperimentConfig config = done.config();
+  config.model = done.model().config();
+  config.train.steps += more;
+  config.train.lr *= config.train.min_lr_ratio;
+  config.train.min_lr_ratio = 1;
+  config.train.warmup = std::min(config.train.warmup, done.stepsDone());
+  auto model = std::make_unique<Model>(config.model, config.train.seed);
+  const auto& from = done.model().params().all();
+  auto& to = model->params().all();
+  for (size_t i = 0; i < to.size(); ++i) to[i]->value = from[i]->value;
+  auto extended = std::make_unique<Trainer>(config, std::move(model), done.history());
+  const AdamW& optimizer = done.optimizer();
+  if (!extended->restoreTrainingState(optimizer.steps(), optimizer.firstMoments(), optimizer.secondMoments(),
+                                      done.dataStream().state()))
+    throw std::runtime_error("the optimiser state does not fit the extended run");
+  return extended;
 }
 
 }  // namespace
@@ -145,6 +170,16 @@ void TrainingSession::launch(std::optional<ExperimentConfig> config) {
   worker_ = QThread::create([this, config] { openedModel_ ? runOpenedWorker() : runWorker(config); });
   worker_->setObjectName(QStringLiteral("attnlab-trainer"));
   worker_->start();
+}
+
+void TrainingSession::continueFor(int moreSteps) {
+  if (state_ != State::Finished || openedModel_ || moreSteps <= 0) return;
+  discardRun();  // joins the serving worker; the trainer is this thread's until the next launch
+  if (!trainer_) return;
+  continueSteps_ = moreSteps;  // the worker extends the run: rebuilding its task is engine work
+  pauseRequested_ = false;
+  launch(std::nullopt);
+  setState(State::Running);
 }
 
 void TrainingSession::pause() {
@@ -312,6 +347,7 @@ void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
   runBelowTheUi();
   try {
     if (config) trainer_ = std::make_unique<Trainer>(*config);
+    if (const int more = std::exchange(continueSteps_, 0); more > 0) trainer_ = extendedRun(*trainer_, more);
     auto vocabulary = std::make_shared<const Vocabulary>(trainer_->task().vocabulary());
     auto run = std::make_shared<RunData>();
     run->config = trainer_->config();

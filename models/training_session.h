@@ -63,6 +63,10 @@ class TrainingSession : public QObject {
   // Ends the opened model's worker and hands the model over (to be fine-tuned around a trainer,
   // which open() then takes); state Idle, the views keep their last picture. Null when none is open.
   std::unique_ptr<Model> takeOpenedModel();
+  // A finished run trains `moreSteps` further steps ("Continue" in the window): its planned steps
+  // grow by that many, the learning rate stays at the schedule's final value (Trainer::extendSteps)
+  // and the history goes on from the last step. Nothing happens unless it is Finished with a trainer.
+  void continueFor(int moreSteps);
   void pause();
   void resume();
   // While paused: the worker takes one optimiser step, publishes it with its map, and stays paused.
@@ -185,6 +189,7 @@ class TrainingSession : public QObject {
   std::optional<ProbeRequest> probeRequest_;  // guarded by mutex_
   std::optional<std::vector<std::vector<float>>> gainsRequest_;  // guarded by mutex_
   std::vector<std::vector<float>> headGains_;  // UI thread: the gains last asked for
+  int continueSteps_ = 0;  // set by continueFor() before the launch; the worker extends the run by it
   int stepsGranted_ = 0;                      // guarded by mutex_: single steps asked for while paused
   std::vector<SaveRequest> saveRequests_;     // guarded by mutex_
   bool workerDone_ = false;                   // guarded by mutex_: the worker takes no more requests

@@ -1,6 +1,8 @@
 // train: builds an experiment, trains it, and saves the checkpoint folder.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -37,7 +39,7 @@ void checkOutputFolder(const std::string& dir) {
   const fs::path parent = path.parent_path();
   fs::create_directories(parent, ec);  // the save would create it anyway; failing now saves a wasted run
   if (ec) throw CliError(parent.string() + ": cannot create the folder (" + ec.message() + ")");
-  if (access(parent.c_str(), W_OK) != 0) throw CliError(parent.string() + ": not writable");
+  if (access(parent.c_str(), W_OK) != 0) throw CliError(parent.string() + ": not writable (" + std::strerror(errno) + ")");
 }
 
 void save(const std::string& dir, const Trainer& trainer) {
@@ -63,8 +65,9 @@ int trainAndSave(Trainer& trainer, const std::string& out, int stopAt, const Arg
       throw CliError(std::string(e.what()) + "; nothing saved" + kept, kExitDiverged);
     }
     if (trainer.stepsDone() % kAutosaveEvery == 0 && !trainer.finished() && !stopped()) {
-      save(out, trainer);
-      lastAutosave = trainer.stepsDone();
+      // A failed autosave (a full disk) loses nothing yet: training goes on, the final save retries.
+      if (std::string why = saveCheckpoint(out, trainer); why.empty()) lastAutosave = trainer.stepsDone();
+      else std::cerr << "attnlab-cli: the autosave at step " << trainer.stepsDone() << " failed, training goes on: " << why << std::endl;
     }
   }
   if (trainer.stepsDone() == firstStep)  // nothing new must not replace a checkpoint already at --out

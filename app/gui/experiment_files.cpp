@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "io/checkpoint.h"
+#include "io/checkpoint_corpus.h"
 
 namespace attnlab {
 
@@ -48,6 +49,17 @@ ExperimentFiles::ExperimentFiles(TrainingSession& session, QWidget* window)
     return QMessageBox::question(window_, tr("Unsaved training"), question,
                                  QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   };
+  locate_ = [this](const QString& missing) {
+    QMessageBox box(QMessageBox::Warning, tr("Text file missing"),
+                    tr("This experiment learned from %1, which is no longer there (an older version saved the file's "
+                       "place, not a copy). Locate it to open the experiment; the next save keeps a copy in the folder.")
+                        .arg(missing),
+                    QMessageBox::Cancel, window_);
+    QPushButton* locate = box.addButton(tr("Locate file\u2026"), QMessageBox::AcceptRole);
+    box.exec();
+    if (box.clickedButton() != locate) return QString();
+    return QFileDialog::getOpenFileName(window_, tr("Locate %1").arg(QFileInfo(missing).fileName()), QFileInfo(missing).path());
+  };
   connect(&session_, &TrainingSession::saved, this, &ExperimentFiles::onSaved);
   connect(&session_, &TrainingSession::lossPointsAdded, this, [this](const std::vector<LossPoint>& points) {
     const bool wasUnsaved = hasUnsavedSteps();
@@ -75,6 +87,13 @@ void ExperimentFiles::startedNew(const QString& experimentName) {
   currentFolder_.clear();
   savedSteps_ = 0;
   autosavedSteps_ = 0;
+  emit startedNewExperiment();
+  emit documentChanged();
+}
+
+void ExperimentFiles::markRecovered(const QString& saveFolder) {
+  currentFolder_ = saveFolder;
+  savedSteps_ = -1;
   emit documentChanged();
 }
 
@@ -120,7 +139,10 @@ QString ExperimentFiles::saveAndStop(const QString& dir) {
 
 void ExperimentFiles::onSaved(const QString& dir, int step, const QString& error, TrainingSession::SaveKind kind) {
   if (kind == TrainingSession::SaveKind::Autosave) {
-    if (error.isEmpty()) autosavedSteps_ = step;
+    if (error.isEmpty()) {
+      autosavedSteps_ = step;
+      emit savedTo(dir, step, kind);
+    }
     emit statusMessage(error.isEmpty() ? tr("Autosaved step %1 to %2").arg(step).arg(dir) : tr("Autosave failed: %1").arg(error));
     return;
   }
@@ -132,6 +154,7 @@ void ExperimentFiles::onSaved(const QString& dir, int step, const QString& error
   }
   currentFolder_ = dir;
   savedSteps_ = step;
+  emit savedTo(dir, step, kind);
   addRecent(dir);
   emit statusMessage(tr("Saved step %1 to %2").arg(step).arg(dir));
   emit documentChanged();
@@ -151,6 +174,8 @@ QString ExperimentFiles::open(const QString& dir) {
   const QString folder = cleanFolder(dir);
   LoadedCheckpoint loaded;
   if (const std::string why = loadCheckpoint(folder.toStdString(), loaded); !why.empty()) {
+    if (const QString missing = QString::fromStdString(missingCorpus(folder.toStdString())); !missing.isEmpty())
+      return openLocatingCorpus(folder, missing);
     const QString reason = QString::fromStdString(why);
     showProblem(tr("Could not open the experiment"),
                 tr("%1 is not an experiment this version can open:\n\n%2\n\nThe current experiment is unchanged.").arg(folder, reason));
@@ -158,6 +183,26 @@ QString ExperimentFiles::open(const QString& dir) {
     return reason;
   }
   return adopt(folder, std::move(loaded));
+}
+
+// A checkpoint of an older version names its text file by an absolute path, and the file moved.
+QString ExperimentFiles::openLocatingCorpus(const QString& folder, const QString& missing) {
+  const QString chosen = locate_(missing);
+  if (chosen.isEmpty()) {
+    const QString reason = tr("its text file %1 is missing").arg(missing);
+    emit statusMessage(tr("Could not open %1: %2").arg(folder, reason));
+    return reason;
+  }
+  LoadedCheckpoint loaded;
+  if (const std::string why = loadCheckpointOnText(folder.toStdString(), chosen.toStdString(), loaded); !why.empty()) {
+    const QString reason = QString::fromStdString(why);
+    showProblem(tr("Could not open the experiment"),
+                tr("%1 does not open with %2:\n\n%3\n\nThe current experiment is unchanged.").arg(folder, chosen, reason));
+    return reason;
+  }
+  const QString opened = adopt(folder, std::move(loaded));
+  if (opened.isEmpty()) emit statusMessage(tr("Opened %1 with the text file %2; save it to keep a copy of the text in the folder").arg(folder, chosen));
+  return opened;
 }
 
 QString ExperimentFiles::adopt(const QString& dir, LoadedCheckpoint loaded) {

@@ -22,6 +22,8 @@ class ExperimentFiles : public QObject {
  public:
   // Answers "save the trained steps first?" with Save, Discard or Cancel.
   using Prompt = std::function<QMessageBox::StandardButton(const QString& question)>;
+  // "Locate file...": the text file to read instead of `missing`, or "" to give up.
+  using LocateFile = std::function<QString(const QString& missing)>;
 
   struct Autosave {
     bool enabled = true;
@@ -39,6 +41,9 @@ class ExperimentFiles : public QObject {
 
   // A new experiment that was never saved is on display (after Apply, a preset, Reset).
   void startedNew(const QString& experimentName);
+  // The experiment just opened is recovered work (an autosave after a crash): unsaved, and File >
+  // Save writes it into `saveFolder` (asks where when empty).
+  void markRecovered(const QString& saveFolder);
 
   // File > Save: into the current folder, else asks for one like Save As. While training runs,
   // the worker saves between two steps and training goes on.
@@ -60,6 +65,7 @@ class ExperimentFiles : public QObject {
   // asks Save/Discard/Cancel when trained steps are unsaved; true to go ahead.
   bool confirmDiscard(const QString& action);
   void setPrompt(Prompt prompt) { prompt_ = std::move(prompt); }
+  void setLocateFile(LocateFile locate) { locate_ = std::move(locate); }
 
   Autosave autosave() const { return autosave_; }
   void setAutosave(const Autosave& settings);  // and remembers it in QSettings
@@ -74,6 +80,8 @@ class ExperimentFiles : public QObject {
   void opened(const attnlab::ExperimentConfig& config, const QString& dir);
   void statusMessage(const QString& text);
   void documentChanged();  // current folder, unsaved state or recent list changed
+  void savedTo(const QString& dir, int step, attnlab::TrainingSession::SaveKind kind);  // a save succeeded
+  void startedNewExperiment();
 
  private:
   void onSaved(const QString& dir, int step, const QString& error, TrainingSession::SaveKind kind);
@@ -81,10 +89,12 @@ class ExperimentFiles : public QObject {
   void addRecent(const QString& dir);
   void showProblem(const QString& title, const QString& text);
   QString chooseSaveFolder();
+  QString openLocatingCorpus(const QString& folder, const QString& missing);
 
   TrainingSession& session_;
   QWidget* window_;
   Prompt prompt_;
+  LocateFile locate_;
   QTimer* autosaveTimer_;
   Autosave autosave_;
   QString experimentName_;

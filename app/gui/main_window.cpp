@@ -32,6 +32,7 @@
 #include "run_folder_watcher.h"
 #include "experiment_panel.h"
 #include "head_selection.h"
+#include "last_state.h"
 #include "io/config_json.h"
 #include "loss_history_model.h"
 #include "presenter_mode.h"
@@ -41,6 +42,7 @@
 #include "selection_bar.h"
 #include "tour_panel.h"
 #include "view_export.h"
+#include "view_state_keeper.h"
 #include "welcome_page.h"
 
 namespace attnlab {
@@ -109,6 +111,7 @@ MainWindow::MainWindow(const ExperimentConfig& config, const QString& presetName
   files_->startedNew(QString::fromStdString(config_.name));
   connect(panel_, &ExperimentPanel::applyRequested, this, &MainWindow::applyExperiment);
   connect(files_, &ExperimentFiles::opened, this, &MainWindow::showOpened);
+  new ViewStateKeeper(*this);  // after showOpened: the opened run's view settings win
   connect(watcher_, &RunFolderWatcher::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(files_, &ExperimentFiles::documentChanged, this, &MainWindow::showDocumentState);
   connect(files_, &ExperimentFiles::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
@@ -391,7 +394,27 @@ void MainWindow::train() {
   switch (session_->state()) {
     case TrainingSession::State::Running: break;
     case TrainingSession::State::Paused: session_->resume(); break;
+    case TrainingSession::State::Finished:
+      if (session_->hasExperiment()) {  // not an opened Hugging Face model (fine-tuned by startFresh)
+        continueOrStartOver();
+        break;
+      }
+      [[fallthrough]];
     default: startFresh(0); break;
+  }
+}
+
+void MainWindow::continueOrStartOver() {
+  const FinishedRunChoice choice =
+      finishedRunPrompt_ ? finishedRunPrompt_(files_->trainedSteps()) : askAboutFinishedRun(this, files_->trainedSteps());
+  if (choice.action == FinishedRunChoice::Action::StartOver) {
+    startFresh(0);  // asks first about trained steps not saved
+  } else if (choice.action == FinishedRunChoice::Action::Continue && choice.moreSteps > 0) {
+    config_.train.steps += choice.moreSteps;
+    panel_->setAppliedConfig(config_);
+    history_->setPlannedSteps(config_.train.steps);
+    session_->continueFor(choice.moreSteps);
+    showDocumentState();
   }
 }
 
@@ -495,13 +518,21 @@ void MainWindow::restoreLayout() {
   restoreState(settings.value(kStateKey).toByteArray());
   if (settings.value(kLogScaleKey, false).toBool()) attention_->setColourScale(AttentionMapModel::ColourScale::Log);
   persistLayout_ = true;
+  if (!lastState_) lastState_ = new LastState(*files_, this);
 }
 
 bool MainWindow::restoreLastExperiment() {
+  QString notReopened;
+  if (lastState_ && lastState_->reopen(notReopened)) {
+    statusBar()->showMessage(notReopened);
+    return true;
+  }
   const QString json = QSettings().value(kLastExperimentKey).toString();
   ExperimentConfig last;
-  if (json.isEmpty() || !configFromJson(json.toStdString(), last).empty() || !validate(last).empty()) return false;
-  return applyExperiment(last);
+  const bool restored =
+      !json.isEmpty() && configFromJson(json.toStdString(), last).empty() && validate(last).empty() && applyExperiment(last);
+  if (!notReopened.isEmpty()) statusBar()->showMessage(notReopened);
+  return restored;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -515,6 +546,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings.setValue(kStateKey, saveState());
     settings.setValue(kLogScaleKey, attention_->colourScale() == AttentionMapModel::ColourScale::Log);
   }
+  if (lastState_) lastState_->markClosed();
   session_->reset();  // joins the worker before the window goes
   event->accept();
 }

@@ -6,6 +6,7 @@
 #include <QMainWindow>
 #include <memory>
 
+#include "finished_run_dialog.h"
 #include "model/config.h"
 #include "snapshots.h"
 #include "training_session.h"
@@ -22,6 +23,7 @@ namespace attnlab {
 
 class AttentionMapModel;
 class HeadSelection;
+class LastState;
 class TourPanel;
 class ExperimentFiles;
 class ExperimentPanel;
@@ -76,8 +78,13 @@ class MainWindow : public QMainWindow {
   bool applyPreset(const QString& name);
   // Window geometry and dock layout from the last session; from then on they are saved on close.
   void restoreLayout();
-  // The experiment last applied or opened, if it is still valid. Returns whether it was restored.
+  // The last trained state (last_state.h: the autosave after a crash, if recovered, else the
+  // folder last saved or opened, with its weights), else the experiment last applied, if it is
+  // still valid; the status bar says what was not reopened. Returns whether one was restored.
   bool restoreLastExperiment();
+  LastState* lastState() const { return lastState_; }  // set by restoreLayout()
+  // Answers Train on a finished run (finished_run_dialog.h); tests replace the dialog.
+  void setFinishedRunPrompt(FinishedRunPrompt prompt) { finishedRunPrompt_ = std::move(prompt); }
   // Trains `steps` steps (fewer if the run is shorter) and pauses; once that step's attention map
   // is on screen, saves a picture of the window to `file` (if not empty), exports the current
   // view to `exportFile` (if not empty; PNG, SVG or CSV by its suffix) and emits captureFinished.
@@ -107,6 +114,7 @@ class MainWindow : public QMainWindow {
   void buildStatusBar();
 
   void train();
+  void continueOrStartOver();  // Train on a finished run
   void stepOnce();
   void resetWithQuestion();
   bool startFresh(int pauseAtStep);
@@ -138,6 +146,8 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel* panel_ = nullptr;
   ExperimentFiles* files_ = nullptr;
+  LastState* lastState_ = nullptr;  // only while settings persist (restoreLayout)
+  FinishedRunPrompt finishedRunPrompt_;
   RunFolderWatcher* watcher_ = nullptr;  // File > Watch Run Folder
   ModelOpener* opener_ = nullptr;
   ModelFineTuner* fineTuner_ = nullptr;

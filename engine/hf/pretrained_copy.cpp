@@ -1,5 +1,8 @@
 #include "hf/pretrained_copy.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -16,11 +19,17 @@ constexpr const char* kTensorList = "tensors.json";
 constexpr const char* kTokenizerFiles[] = {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
                                            "special_tokens_map.json", "generation_config.json", "tokenizer.model"};
 
+// The copy is flushed to disk, as every file of a checkpoint is before the save swaps it in.
 std::string copyOne(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (fs::equivalent(from, to, ec)) return {};
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  return ec ? to.string() + ": cannot copy from " + from.string() + " (" + ec.message() + ")" : std::string();
+  if (ec) return to.string() + ": cannot copy from " + from.string() + " (" + ec.message() + ")";
+  const int fd = ::open(to.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool synced = fd >= 0 && ::fsync(fd) == 0;
+  const std::string why = synced ? "" : lastSystemError();
+  if (fd >= 0) ::close(fd);
+  return synced ? std::string() : to.string() + ": cannot flush the copy to disk (" + why + ")";
 }
 
 std::string readTensorList(const std::string& dir, HfModelInfo& info) {

@@ -6,6 +6,7 @@
 #include "io/config_json.h"
 #include "io/files.h"
 #include "io/json_limits.h"
+#include "io/json_read.h"
 
 namespace attnlab {
 
@@ -13,19 +14,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr const char* kFormat = "attnlab-comparison-1";
-
-// Reads an optional member of `object` into `value`; returns "" or why its type is wrong.
-template <class T>
-std::string readOptional(const Json& object, const char* key, T& value) {
-  const auto it = object.find(key);
-  if (it == object.end()) return {};
-  try {
-    value = it->template get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return std::string("\"") + key + "\" has the wrong type";
-  }
-  return {};
-}
 
 }  // namespace
 

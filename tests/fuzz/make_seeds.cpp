@@ -8,6 +8,7 @@
 #include "fuzz_seeds.h"
 #include "fuzz_support.h"
 #include "io/comparison_file.h"
+#include "io/view_state.h"
 #include "io/config_json.h"
 #include "tiny_hf_folder.h"
 
@@ -132,6 +133,7 @@ void labFileSeeds(const fs::path& work, const fs::path& source) {
   document.probe = {1, 2, 3};
   document.budget = "25%";
   seed("comparison", "two.attnlab-compare", comparisonToJson(document));
+  seed("view_state", "view_state.json", viewStateToJson({"kv", {1, 2, 3}, 1, 0, true, "h2o", "25%"}));
 
   for (const auto& entry : fs::directory_iterator(source / "resources" / "tours"))
     if (entry.path().extension() == ".tour") seed("tour", entry.path().filename().string(), fileText(entry.path()));
