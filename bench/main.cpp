@@ -16,6 +16,7 @@
 #include "peak.h"
 #include "summary.h"
 #include "train/benchmark.h"
+#include "variants.h"
 #include "workloads.h"
 
 namespace {
@@ -25,6 +26,9 @@ constexpr const char* kUsage =
     "       attnlab-bench --describe WORKLOAD          the workload's shapes as JSON (for torch_peer.py)\n"
     "       attnlab-bench --workload WORKLOAD [--threads N] [--steps N] [--warmup N] [--traces N]\n"
     "                                                   one repetition, printed as one JSON line\n"
+    "       attnlab-bench --variants all|A,B,.. [--threads N] [--steps N] [--warmup N]\n"
+    "                                                   training tokens/s of each attention variant on the default\n"
+    "                                                   preset's shape, and its ratio to softmax (measured first and last)\n"
     "       attnlab-bench --decoding [--passes N] [--budget N] [--policy NAME]\n"
     "                                                   cached decoding of the default model, full cache and each\n"
     "                                                   eviction policy at the budget (default 64): one JSON line each;\n"
@@ -79,7 +83,7 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
     const char* next = argv[++i];
-    if (a == "--describe" || a == "--workload" || a == "--summarize" || a == "--hf") {
+    if (a == "--describe" || a == "--workload" || a == "--summarize" || a == "--hf" || a == "--variants") {
       mode = a;
       value = next;
     } else if (a == "--threads") threads = integerArg(next, "--threads", 1, 64);
@@ -114,6 +118,14 @@ int main(int argc, char** argv) {
   if (mode == "--decoding") {
     try {
       for (const nlohmann::json& line : bench::timeDecoding(passes, budget, policy)) std::cout << line.dump() << std::endl;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    return 0;
+  }
+  if (mode == "--variants") {
+    try {
+      for (const nlohmann::json& line : bench::timeVariants(value, threads, warmup, steps)) std::cout << line.dump() << std::endl;
     } catch (const std::exception& e) {
       fail(e.what());
     }

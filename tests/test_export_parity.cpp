@@ -186,6 +186,18 @@ std::vector<Case> allCases(QString& unknownGates) {
   latentCircuit.model.projection_sharing = "latent";  // W_UK steps as QK, W_UV as OV, W_DKV at the base rate
   latentCircuit.train = circuit.train;
   cases.push_back(latentCircuit);
+  // Cross-layer KV (model/cross_layer_kv.h): readers take the source's rotated, gated k, v
+  for (const auto& [name, change] : std::vector<std::pair<std::string, std::function<void(ModelConfig&)>>>{
+           {"softmax-rope-kv_share2", [](ModelConfig& m) { m.kv_share_group = 2; }},
+           {"softmax-rope-kv_share3_of_4_gqa_value_gate_bias",
+            [](ModelConfig& m) { m.n_layers = 4, m.kv_share_group = 3, m.n_kv_heads = 2, m.value_gate = true, m.qkv_bias = true; }},
+           {"sigmoid-alibi-kv_share2_q_k=v", [](ModelConfig& m) { m.attention = {"sigmoid"}, m.positional = "alibi", m.kv_share_group = 2, m.projection_sharing = "q_k=v"; }},
+           {"softmax-accumulated_rotation-kv_share2_rotate_values",
+            [](ModelConfig& m) { m.positional = "accumulated_rotation", m.positional_settings = {{"omega_mode", 1}, {"rotate_values", 1}}, m.kv_share_group = 2; }}}) {
+    Case shared{name, testing::smallConfig("softmax", "rope", kVocab, kT)};
+    change(shared.model);
+    cases.push_back(shared);
+  }
   return cases;
 }
 

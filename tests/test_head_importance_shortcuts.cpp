@@ -59,6 +59,30 @@ class HeadImportanceShortcutsTest : public QObject {
     }
   }
 
+  // Cross-layer KV (model.kv_share_group): blocks 1 and 2 read block 0's keys and values, so a pass
+  // for an ablation there starts at block 0 and still gives the full pass's loss exactly.
+  void aPassWithSharedKvEqualsTheFullPass_data() {
+    QTest::addColumn<int>("group");
+    QTest::newRow("groups of 2") << 2;
+    QTest::newRow("groups of 3") << 3;
+  }
+  void aPassWithSharedKvEqualsTheFullPass() {
+    QFETCH(int, group);
+    ModelConfig c = smallConfig("softmax", "rope", 9, 12);
+    c.n_layers = 3;
+    c.kv_share_group = group;
+    const auto model = randomisedModel(c);
+    const std::vector<Batch> batches = twoBatches(c.vocab);
+    model->setHeadGains({});
+    const BlockInputs inputs = blockInputs(*model, batches);
+    for (int l = 0; l < c.n_layers; ++l) {
+      std::vector<std::vector<float>> gains(c.n_layers, std::vector<float>(c.n_heads, 1.0f));
+      gains[l][1] = 0;
+      model->setHeadGains(gains);
+      QCOMPARE(lossFrom(*model, batches, l, inputs), evaluateOn(*model, batches, false).loss);
+    }
+  }
+
   void curvesOfFewHeadsHaveEveryCount() {
     QCOMPARE(dropCurvePoints(8), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
     QCOMPARE(dropCurvePoints(0), std::vector<int>{0});

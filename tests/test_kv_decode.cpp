@@ -130,6 +130,44 @@ class TestKvDecode : public QObject {
       QVERIFY2(decodeError(*b, *decoder, kTokens) < 2e-5, pos);
     }
   }
+
+  // Compression at a ratio acts during decoding, not only at the end: after every step each KV
+  // head of a uniform per-head policy holds exactly ceil(r x positions seen) entries, and under a
+  // per-layer ratio each layer's heads hold that many times the heads between them.
+  void ratioBudgetHoldsAtEveryStep_data() {
+    QTest::addColumn<QString>("policy");
+    QTest::addColumn<QString>("ratio");
+    QTest::addColumn<QString>("scope");
+    for (const char* policy : {"window", "h2o", "snapkv", "tova", "streaming_llm", "k_norm", "keydiff", "random"})
+      for (const char* ratio : {"25%", "60%"}) QTest::newRow(qPrintable(QString("%1 %2").arg(policy, ratio))) << policy << ratio << "head";
+    QTest::newRow("h2o 30% per layer") << "h2o" << "30%" << "layer";
+    QTest::newRow("snapkv 50% per layer") << "snapkv" << "50%" << "layer";
+  }
+  void ratioBudgetHoldsAtEveryStep() {
+    QFETCH(QString, policy);
+    QFETCH(QString, ratio);
+    QFETCH(QString, scope);
+    ModelConfig c = smallConfig("softmax", "rope", 9, 32);
+    c.n_kv_heads = 2;
+    const auto model = randomisedModel(c);
+    Budget budget;
+    QCOMPARE(QString::fromStdString(parseBudget(ratio.toStdString(), scope.toStdString(), budget)), QString());
+    Decoder decoder(*model, makeEvictionPolicy(policy.toStdString(), {}, c), policy.toStdString(), budget);
+    const double r = ratio.chopped(1).toDouble() / 100;
+    Rng rng(4);
+    for (int seen = 1; seen <= 30; ++seen) {
+      decoder.step(rng.uniformInt(0, c.vocab - 1));
+      const int each = std::max(1, static_cast<int>(std::ceil(r * seen - 1e-9)));
+      std::vector<int> perLayer(c.n_layers, 0);
+      for (const HeadOccupancy& h : decoder.record().heads) {
+        perLayer[h.layer] += static_cast<int>(h.live.size());
+        if (scope == "head")
+          QVERIFY2(static_cast<int>(h.live.size()) == each,
+                   qPrintable(QString("step %1, layer %2 head %3: %4 live, ceil(%5 x %1) = %6").arg(seen).arg(h.layer).arg(h.kvHead).arg(h.live.size()).arg(r).arg(each)));
+      }
+      for (int l = 0; l < c.n_layers; ++l) QCOMPARE(perLayer[l], each * c.kvHeads());
+    }
+  }
 };
 
 QTEST_APPLESS_MAIN(TestKvDecode)

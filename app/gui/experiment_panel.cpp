@@ -276,6 +276,9 @@ QWidget* ExperimentPanel::buildGatesGroup() {
   form->addRow(tr("Projection sharing"), sharing);
   addField(form, tr("Latent width d_c"), QStringLiteral("model.kv_latent_dim"), int(NumberField::Kind::Integer),
            tr("Latent KV (sharing 'latent'): width of the latent c the cache holds per token and layer; 0 = d_model / 4"));
+  addField(form, tr("KV share group"), QStringLiteral("model.kv_share_group"), int(NumberField::Kind::Integer),
+           tr("Cross-layer KV: groups of this many layers attend over their first layer's keys and values, so the cache "
+              "holds one K/V per group; 1 = off"));
   return box;
 }
 
@@ -376,7 +379,8 @@ void ExperimentPanel::showEditors(const ExperimentConfig& c) {
   const std::pair<const char*, double> numbers[] = {
       {"model.d_model", m.d_model},   {"model.n_layers", m.n_layers},         {"model.n_heads", m.n_heads},
       {"model.n_kv_heads", m.n_kv_heads}, {"model.d_ff", m.d_ff},             {"model.context", m.context},
-      {"model.retention_sparsity", m.retention_sparsity}, {"model.kv_latent_dim", m.kv_latent_dim}, {"task.seq_len", c.task.seq_len},
+      {"model.retention_sparsity", m.retention_sparsity}, {"model.kv_latent_dim", m.kv_latent_dim},
+      {"model.kv_share_group", m.kv_share_group}, {"task.seq_len", c.task.seq_len},
       {"train.steps", t.steps},       {"train.batch", t.batch},               {"train.lr", t.lr},
       {"train.warmup", t.warmup},     {"train.threads", t.threads},           {"train.eval_every", t.eval_every}};
   for (const auto& [key, value] : numbers) field(QLatin1String(key))->setNumber(value);
@@ -503,6 +507,7 @@ QString ExperimentPanel::readEditors(ExperimentConfig& c) const {
   number("model.context", m.context);
   number("model.retention_sparsity", m.retention_sparsity);
   number("model.kv_latent_dim", m.kv_latent_dim);
+  number("model.kv_share_group", m.kv_share_group);
   number("task.seq_len", c.task.seq_len);
   number("train.steps", t.steps);
   number("train.batch", t.batch);

@@ -54,6 +54,7 @@ BlockInputs blockInputs(const Model& model, const std::vector<Batch>& batches) {
 double lossFrom(const Model& model, const std::vector<Batch>& batches, int layer, const BlockInputs& inputs) {
   auto ws = makeWorkspace();
   ws->inference = true;  // no backward follows
+  layer = model.config().kvSourceOf(layer);  // cross-layer KV: from the group's first block, whose K/V the block reads
   ws->first_layer = layer;
   double lossSum = 0;
   long counted = 0;

@@ -29,7 +29,8 @@ TaskMetric evaluateOn(const Model& model, const std::vector<Batch>& batches, boo
 using BlockInputs = std::vector<std::vector<Mat>>;  // [batch][layer]
 BlockInputs blockInputs(const Model& model, const std::vector<Batch>& batches);
 // The mean loss on `batches` of a pass that starts at block `layer` from `inputs` (which must come
-// from the same model with the same gains in the blocks before `layer`).
+// from the same model with the same gains in the blocks before `layer`). With cross-layer KV the
+// pass starts at the first block of `layer`'s group, whose keys and values block `layer` reads.
 double lossFrom(const Model& model, const std::vector<Batch>& batches, int layer, const BlockInputs& inputs);
 
 // The points of a head-drop curve over `heads` removable heads: every count from 0 to `heads`, or

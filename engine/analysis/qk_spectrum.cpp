@@ -31,7 +31,8 @@ HeadProjections headProjections(const ModelConfig& config, const ParamStore& par
     throw std::invalid_argument("no head " + std::to_string(head) + " in layer " + std::to_string(layer));
   const int dh = config.headDim(), d = config.d_model, kvHead = head / (config.n_heads / config.kvHeads());
   const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
-  const std::string keyName = prefix + "w" + (sharing->queryIsKey ? "q" : "") + "k" + (sharing->valueIsKey ? "v" : "") + ".weight";
+  // cross-layer KV: a reader's keys come from its group's first layer's key projection
+  const std::string keyName = "blocks." + std::to_string(config.kvSourceOf(layer)) + ".attn." + "w" + (sharing->queryIsKey ? "q" : "") + "k" + (sharing->valueIsKey ? "v" : "") + ".weight";
   HeadProjections out;
   out.queryIsKey = sharing->queryIsKey;
   if (sharing->latent) {  // latent KV: the key map is W_UK W_DKV

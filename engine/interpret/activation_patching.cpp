@@ -147,7 +147,8 @@ PatchingResult activationPatching(const Model& model, const PatchingRequest& r, 
     if (progress && !progress(static_cast<int>(i), static_cast<int>(patches.size()))) break;
     ActivationPatcher patcher(recorded, {patches[i].patch});
     PatchEffect row = patches[i].where;
-    const int first = patches[i].patch.layer;  // every patched site lies in this block
+    // every patched site lies in this block; cross-layer KV: start at its group's first, whose K/V it reads
+    const int first = c.kvSourceOf(patches[i].patch.layer);
     const double patched = logitDifference(corruptRuns.run(&patcher, first, &streams[first]), result.answer, result.wrong);
     row.effect = (patched - result.corrupt_diff) / span;
     result.rows.push_back(row);

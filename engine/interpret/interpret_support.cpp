@@ -44,21 +44,25 @@ HeadWeights headWeights(const Model& model, int layer, int head) {
     throw std::invalid_argument("head " + std::to_string(layer) + "." + std::to_string(head) + " is outside the model");
   const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
   const int dh = c.headDim(), kvHead = head / (c.n_heads / c.kvHeads());
-  const Param* key = findAny(model, prefix, {"wk.weight", "wkv.weight", "wqk.weight", "wqkv.weight", "wuk.weight"});
+  // cross-layer KV: a reader's keys and values are its group's first layer's maps of that layer's input
+  const int kvLayer = c.kvSourceOf(layer);
+  const std::string kvPrefix = "blocks." + std::to_string(kvLayer) + ".attn.";
+  const Param* key = findAny(model, kvPrefix, {"wk.weight", "wkv.weight", "wqk.weight", "wqkv.weight", "wuk.weight"});
   const Param* query = findAny(model, prefix, {"wq.weight"});
-  const Param* value = findAny(model, prefix, {"wv.weight", "wuv.weight"});
+  const Param* value = findAny(model, kvPrefix, {"wv.weight", "wuv.weight"});
   if (!key) throw std::invalid_argument("layer " + std::to_string(layer) + " has no key projection");
-  const Param* latent = findAny(model, prefix, {"wdkv.weight"});
+  const Param* latent = findAny(model, kvPrefix, {"wdkv.weight"});
   // latent KV: the key and value maps of x are W_UK W_DKV and W_UV W_DKV
   auto ofInput = [&](const Param& p) {
     const Eigen::MatrixXd rows = p.value.middleRows(kvHead * dh, dh).cast<double>();
     return latent ? Eigen::MatrixXd(rows * latent->value.cast<double>()) : rows;
   };
   const Param* norm = model.params().find("blocks." + std::to_string(layer) + ".ln1.weight");
+  const Param* kvNorm = model.params().find("blocks." + std::to_string(kvLayer) + ".ln1.weight");
   HeadWeights w;
-  w.k = foldNorm(ofInput(*key), norm);
+  w.k = foldNorm(ofInput(*key), kvNorm);
   w.q = query ? foldNorm(query->value.middleRows(head * dh, dh).cast<double>(), norm) : w.k;  // queries shared with keys
-  w.v = value ? foldNorm(ofInput(*value), norm) : w.k;
+  w.v = value ? foldNorm(ofInput(*value), kvNorm) : w.k;
   w.o = paramValue(model, prefix + "wo.weight").middleCols(head * dh, dh).cast<double>();
   return w;
 }

@@ -19,6 +19,7 @@ const Mat& paramValue(const Model& model, const std::string& name);
 struct HeadWeights {
   Eigen::MatrixXd q, k, v, o;
 };
+// For a cross-layer KV reader, k and v are its group's first layer's maps (of that layer's input).
 HeadWeights headWeights(const Model& model, int layer, int head);
 // The unembedding [vocab, d_model] with the final norm's weight folded in, and the embedding [vocab, d_model].
 Eigen::MatrixXd foldedUnembedding(const Model& model);

@@ -58,6 +58,7 @@ std::vector<Section> sectionsOf(ExperimentConfig& c) {
         {"positional_settings", &m.positional_settings},
         {"projection_sharing", &m.projection_sharing},
         {"kv_latent_dim", &m.kv_latent_dim},
+        {"kv_share_group", &m.kv_share_group},
         {"output_gate", &m.output_gate},
         {"value_gate", &m.value_gate},
         {"retention_gate", &m.retention_gate},

@@ -69,6 +69,12 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
         throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) +
                                     "' filters its keys while decoding, which keys expanded from cached latents cannot be");
     }
+    if (caches_[l] && model.attentionLayer(l).readsSharedKv()) {
+      std::vector<float> q, k;  // a reader's queries would be filtered against keys it never computes
+      if (variant.filterDecodeInputs(q, k, {}, {}))
+        throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) +
+                                    "' filters its keys while decoding, which a layer reading another layer's cached keys cannot do");
+    }
     if (!caches_[l]) {
       for (int hd = 0; hd < H_; ++hd) {
         states_[l].push_back(variant.recurrentState(hd, dHead_));
@@ -110,8 +116,9 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
   record_.position = position_;
   record_.token = token;
   for (int l = 0; l < cache_.layers(); ++l) {
-    if (caches_[l]) evict(l, exactCounts);
-    else
+    if (caches_[l]) {
+      if (!model_.attentionLayer(l).readsSharedKv()) evict(l, exactCounts);  // a reader holds no entries of its own
+    } else
       for (const auto& s : states_[l]) record_.stateBytes += s->bytes();
   }
   ++position_;
@@ -149,11 +156,15 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
     latents.append(t.latent.data());
     layer.expandLatents(latents.read(latentScratch_), latents.rows(), expandedKeys, expandedValues);
   }
+  // cross-layer KV: a reader attends over its source layer's entries (this token's included, the
+  // source ran first), adds none and leaves the attention statistics to the source's own queries
+  const bool reader = layer.readsSharedKv();
   std::vector<float> groupGate(group_), bias, w;  // w: this step's [group, n] weights of the KV head's query heads
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
-    HeadCache& hc = cache_.head(l, kvh);
+    HeadCache& hc = cache_.head(layer.kvSource(), kvh);
     for (int g = 0; g < group_; ++g) groupGate[g] = keyGate(kvh * group_ + g);
-    hc.append(t.k.data() + static_cast<size_t>(kvh) * dHead_, t.v.data() + static_cast<size_t>(kvh) * dHead_, position_,
+    if (!reader)
+      hc.append(t.k.data() + static_cast<size_t>(kvh) * dHead_, t.v.data() + static_cast<size_t>(kvh) * dHead_, position_,
               t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
               layer.hasKeyGate() ? groupGate.data() : nullptr);
     const int n = hc.size();
@@ -182,7 +193,7 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
       in.precision = layer.precision();
       layer.variant().decodeRow(in, oHeads.data() + static_cast<size_t>(hd) * dHead_, w.data() + static_cast<size_t>(g) * n);
     }
-    for (int i = 0; i < n; ++i) {  // statistics the attention-based policies read
+    for (int i = 0; i < n && !reader; ++i) {  // statistics the attention-based policies read
       float sum = 0;
       for (int g = 0; g < group_; ++g) sum += w[static_cast<size_t>(g) * n + i];
       hc.accumulated[i] += sum;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/cross_layer_kv.h"
 #include "model/ops.h"
 #include "model/projection_sharing.h"
 #include "model/row_stable.h"
@@ -82,6 +83,7 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
       H_(config.n_heads),
       Hkv_(config.kvHeads()),
       dHead_(config.headDim()),
+      kvSource_(config.kvSourceOf(layer)),
       variantName_(config.attentionOf(layer)),
       positional_(positional) {
   variant_ = AttentionRegistry::instance().create(variantName_);
@@ -97,6 +99,7 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
   const auto outputGate = outputGateKindOf(config.output_gate);
   if (!outputGate) throw std::invalid_argument("unknown output gate '" + config.output_gate + "' (known: " + kOutputGateNames + ")");
   if (const std::string why = validateLatentKv(config); !why.empty()) throw std::invalid_argument(why);
+  if (const std::string why = validateCrossLayerKv(config); !why.empty()) throw std::invalid_argument(why);
   const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
   const int d = config.d_model;
   // A9: a tensor per projection that exists, named by the roles it plays (wk, wkv, wqk or wqkv).
@@ -104,14 +107,14 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
   if (!sharing->queryIsKey) wq_ = &params.add(prefix + "wq.weight", {H_ * dHead_, d});
   if (sharing->latent) {
     addLatentParams(config, prefix, params);
-  } else {
+  } else if (!readsSharedKv()) {  // a cross-layer KV reader has no key or value projection
     wk_ = &params.add(prefix + "w" + keyRoles + ".weight", {Hkv_ * dHead_, d});
     if (!sharing->valueIsKey) wv_ = &params.add(prefix + "wv.weight", {Hkv_ * dHead_, d});
   }
   wo_ = &params.add(prefix + "wo.weight", {d, H_ * dHead_});
   if (config.qkv_bias) {  // a bias per projection tensor, named like its weight
     if (wq_) bq_ = &params.add(prefix + "wq.bias", {H_ * dHead_}, false);
-    if (!wdkv_) bk_ = &params.add(prefix + "w" + keyRoles + ".bias", {Hkv_ * dHead_}, false);
+    if (wk_ && !wdkv_) bk_ = &params.add(prefix + "w" + keyRoles + ".bias", {Hkv_ * dHead_}, false);
     if (wv_ && !wdkv_) bv_ = &params.add(prefix + "wv.bias", {Hkv_ * dHead_}, false);
   }
   if (config.out_bias) bo_ = &params.add(prefix + "wo.bias", {d}, false);
@@ -204,10 +207,17 @@ void AttentionLayer::gateOutputsBackward(const Mat& x, const AttentionActs& a, M
 
 double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B, int T, AttentionActs& a, Mat& y) const {
   a.shape = {B, T, H_, Hkv_, dHead_};
+  a.dk_from_readers.clear();
+  a.dv_from_readers.clear();
+  const bool ownKv = !readsSharedKv();
   if (wdkv_) project(x, *wdkv_, nullptr, a.latent);  // latent KV: c = W_DKV x, the keys' and values' input
   const Mat& kvIn = wdkv_ ? a.latent : x;
-  project(kvIn, *wk_, bk_, a.k_flat);  // A9: shared roles reuse the key projection
-  splitHeads(a.k_flat, B, T, Hkv_, dHead_, a.k);
+  if (ownKv) {
+    project(kvIn, *wk_, bk_, a.k_flat);  // A9: shared roles reuse the key projection
+    splitHeads(a.k_flat, B, T, Hkv_, dHead_, a.k);
+  } else {
+    readSourceKv(a);  // cross-layer KV: the source's k, v, already gated and rotated
+  }
   if (wq_) {
     project(x, *wq_, bq_, a.q_flat);
     splitHeads(a.q_flat, B, T, H_, dHead_, a.q);
@@ -217,10 +227,10 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
   if (wv_) {
     project(kvIn, *wv_, bv_, a.v_flat);
     splitHeads(a.v_flat, B, T, Hkv_, dHead_, a.v);
-  } else {
+  } else if (ownKv) {
     a.v = a.k;
   }
-  if (valueGate_) {  // G4: v <- sigmoid(v)
+  if (valueGate_ && ownKv) {  // G4: v <- sigmoid(v)
     valueGateForward(a.v);
     a.v_gated = a.v;
   }
@@ -229,8 +239,8 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
   if (rotary) {
     positional_.tokenRotaryAngles(layer_, x, a.tokens, pos, B, T, a.angles);
     rotateHeads(a.q, a.angles, B, H_, T, dHead_, false);
-    rotateHeads(a.k, a.angles, B, Hkv_, T, dHead_, false);
-    if (positional_.rotatesValues()) rotateHeads(a.v, a.angles, B, Hkv_, T, dHead_, false);  // value rotation: v_j turned by phi_j
+    if (ownKv) rotateHeads(a.k, a.angles, B, Hkv_, T, dHead_, false);
+    if (ownKv && positional_.rotatesValues()) rotateHeads(a.v, a.angles, B, Hkv_, T, dHead_, false);  // value rotation: v_j turned by phi_j
   } else {
     a.angles.resize(0, 0);
   }
@@ -298,25 +308,30 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
   AttentionGrads grads = {dO.data(), dQ.data(), dK.data(), dV.data(), a.key_gate.empty() ? nullptr : dKeyGate.data()};
   variant_->backward(in, saved, grads);
   if (!a.key_gate.empty()) keyGateBackward(x, a, dKeyGate, B, T, dxGates, dPresence);
+  const bool ownKv = !readsSharedKv();
+  if (ownKv) addReadersKvGrads(a, dK, dV);  // cross-layer KV: the readers' dK, dV join the source's
+  else sendKvGradsToSource(dK, dV, a);
 
   if (a.angles.size()) {
     if (dAngles.size()) {  // from q = R(angle) q_pre, k = R(angle) k_pre
       angleGradient(dQ, a.q, a.angles, B, H_, T, dHead_, dAngles);
-      angleGradient(dK, a.k, a.angles, B, Hkv_, T, dHead_, dAngles);
-      if (rotateValues) angleGradient(dV, a.v, a.angles, B, Hkv_, T, dHead_, dAngles);  // from v = R(angle) v_pre
+      if (ownKv) angleGradient(dK, a.k, a.angles, B, Hkv_, T, dHead_, dAngles);
+      if (ownKv && rotateValues) angleGradient(dV, a.v, a.angles, B, Hkv_, T, dHead_, dAngles);  // from v = R(angle) v_pre
     }
     // from q = R(angle) q_pre: dq_pre = R(-angle) dq
     rotateHeads(dQ, a.angles, B, H_, T, dHead_, true);
-    rotateHeads(dK, a.angles, B, Hkv_, T, dHead_, true);
-    if (rotateValues) rotateHeads(dV, a.angles, B, Hkv_, T, dHead_, true);
+    if (ownKv) rotateHeads(dK, a.angles, B, Hkv_, T, dHead_, true);
+    if (ownKv && rotateValues) rotateHeads(dV, a.angles, B, Hkv_, T, dHead_, true);
   }
-  if (valueGate_) valueGateBackward(a.v_gated, dV);  // from v = sigmoid(v_pre)
+  if (valueGate_ && ownKv) valueGateBackward(a.v_gated, dV);  // from v = sigmoid(v_pre)
   // A9: roles that share the key projection send their gradients to it
   if (!wq_) addRepeatedHeadGrads(dQ, B, T, Hkv_, H_ / Hkv_, dHead_, dK);  // from q[h] = k[h / group]
-  if (!wv_)
+  if (!wv_ && ownKv)
     for (size_t i = 0; i < dK.size(); ++i) dK[i] += dV[i];  // from v = k
   Mat dFlat, dxPart;
-  if (wdkv_) {
+  if (!ownKv) {
+    dx.setZero(x.rows(), x.cols());  // a reader's x reaches only its queries
+  } else if (wdkv_) {
     latentBackward(dK, dV, x, a, B, T, dx);
   } else {
     mergeHeads(dK.data(), B, T, Hkv_, dHead_, dFlat);

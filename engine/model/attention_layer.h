@@ -39,6 +39,10 @@ struct AttentionActs {
   Mat o_ungated;                        // [B*T, H*d_head] o_flat before receiver presence and output gate
   Mat out_gate;                         // [B*T, H*d_head] or [B*T, H] output gate values (G2)
   Mat o_before_head_gains;              // o_flat before the head gains (only while gains are set)
+  // Cross-layer KV (model/cross_layer_kv.h): a reader's pointer to its source layer's activations,
+  // set by the model; and on a source, the gradients wrt its k, v its readers' backward sent.
+  AttentionActs* kv_source = nullptr;
+  std::vector<float> dk_from_readers, dv_from_readers;
 };
 
 // One token's share of decoding (engine/kv/decoder.h): row t of forward()'s intermediate values.
@@ -79,6 +83,10 @@ class AttentionLayer {
   // x [1, d_model] the token's normalised input, h its block input. angleSum carries the running
   // angles of accumulating rotations across calls ([pairs], zero before the first token).
   void decodeToken(const Mat& x, const Mat& h, int token, int pos, std::vector<double>& angleSum, DecodeToken& out) const;
+  // Cross-layer KV (model/cross_layer_kv.h): the layer whose keys and values this one attends over
+  // (itself unless it is a reader of a group); a reader computes no k, v of its own.
+  int kvSource() const { return kvSource_; }
+  bool readsSharedKv() const { return kvSource_ != layer_; }
   // Latent KV (model/projection_sharing.h): the width d_c of the latent, 0 without.
   int latentDim() const;
   // Keys and values [n, Hkv*d_head] (values after the value gate) of n cached latents [n, d_c], as
@@ -97,6 +105,7 @@ class AttentionLayer {
 
  private:
   int layer_, H_, Hkv_, dHead_;
+  int kvSource_;  // cross-layer KV: the group's first layer (layer_ itself when not a reader)
   std::string variantName_;
   const PositionalEncoding& positional_;
   std::unique_ptr<AttentionVariant> variant_;
@@ -118,6 +127,11 @@ class AttentionLayer {
   // From k_flat = c W_UK^T, v_flat = c W_UV^T, c = x W_DKV^T: assigns dx from the heads' dK, dV.
   void latentBackward(const std::vector<float>& dK, const std::vector<float>& dV, const Mat& x, const AttentionActs& a,
                       int B, int T, Mat& dx);
+  // Cross-layer KV (cross_layer_kv.cpp): a reader's k, v from its source; its dK, dV sent back; a
+  // source adding what its readers sent to its own dK, dV.
+  void readSourceKv(AttentionActs& a) const;
+  void sendKvGradsToSource(const std::vector<float>& dK, const std::vector<float>& dV, AttentionActs& a) const;
+  void addReadersKvGrads(AttentionActs& a, std::vector<float>& dK, std::vector<float>& dV) const;
   double keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const;
   void keyGateBackward(const Mat& x, const AttentionActs& a, const std::vector<float>& dKeyGate, int B, int T, Mat& dx,
                        std::vector<float>& dPresence);

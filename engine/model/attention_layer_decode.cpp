@@ -24,8 +24,12 @@ void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos,
     out.latent.clear();
   }
   const Mat& kvIn = wdkv_ ? latent : x;
-  project(kvIn, *wk_, bk_, flat);
-  out.k.assign(flat.data(), flat.data() + flat.size());
+  out.k.clear();
+  out.v.clear();
+  if (!readsSharedKv()) {  // a cross-layer KV reader attends over its source's cached rows
+    project(kvIn, *wk_, bk_, flat);
+    out.k.assign(flat.data(), flat.data() + flat.size());
+  }
   if (wq_) {
     project(x, *wq_, bq_, flat);
     out.q.assign(flat.data(), flat.data() + flat.size());
@@ -37,7 +41,7 @@ void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos,
   if (wv_) {
     project(kvIn, *wv_, bv_, flat);
     out.v.assign(flat.data(), flat.data() + flat.size());
-  } else {
+  } else if (!readsSharedKv()) {
     out.v = out.k;
   }
   if (valueGate_) valueGateForward(out.v);
@@ -51,7 +55,7 @@ void AttentionLayer::decodeToken(const Mat& x, const Mat& h, int token, int pos,
     }
     const int pairs = static_cast<int>(out.angles.cols());
     for (int hd = 0; hd < H_; ++hd) rotatePairs(out.q.data() + static_cast<size_t>(hd) * dHead_, 1, dHead_, out.angles.data(), pairs, false);
-    for (int hd = 0; hd < Hkv_; ++hd) {
+    for (int hd = 0; hd < static_cast<int>(out.k.size()) / dHead_; ++hd) {  // none for a reader
       rotatePairs(out.k.data() + static_cast<size_t>(hd) * dHead_, 1, dHead_, out.angles.data(), pairs, false);
       if (positional_.rotatesValues()) rotatePairs(out.v.data() + static_cast<size_t>(hd) * dHead_, 1, dHead_, out.angles.data(), pairs, false);
     }

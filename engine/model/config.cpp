@@ -6,6 +6,7 @@
 #include "attention/attention.h"
 #include "data/task.h"
 #include "model/block_parts.h"
+#include "model/cross_layer_kv.h"
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
@@ -51,6 +52,7 @@ std::string validate(const ExperimentConfig& config) {
   if (!projectionSharingOf(m.projection_sharing))
     return "model.projection_sharing '" + m.projection_sharing + "' is not available (known: " + kProjectionSharingNames + ")";
   if (auto why = validateLatentKv(m); !why.empty()) return why;
+  if (auto why = validateCrossLayerKv(m); !why.empty()) return why;
   if (!outputGateKindOf(m.output_gate))
     return "model.output_gate '" + m.output_gate + "' is not available (known: " + kOutputGateNames + ")";
   if (!(m.retention_sparsity >= 0 && m.retention_sparsity <= 100)) return "model.retention_sparsity must be in [0, 100]";

@@ -26,6 +26,7 @@ struct ModelConfig {
   Settings positional_settings;  // e.g. theta, rotary_fraction
   std::string projection_sharing = "qkv";  // A9: "qkv", "q_k=v", "q=k_v", "q=k=v" or "latent" (model/projection_sharing.h)
   int kv_latent_dim = 0;                   // A16 latent KV (projection_sharing "latent"): d_c; 0 means d_model / 4
+  int kv_share_group = 1;                  // A16 cross-layer KV: groups of G layers read their first layer's K/V (0 or 1 = off; model/cross_layer_kv.h)
   std::string output_gate = "none";        // G2: "none", "elementwise" or "headwise" (model/gates.h)
   bool value_gate = false;                 // G4: v <- sigmoid(v)
   bool retention_gate = false;             // G1: soft per-key gate g = sigmoid(w.x + c) per head
@@ -43,6 +44,8 @@ struct ModelConfig {
   int headDim() const { return n_heads > 0 ? d_model / n_heads : 0; }
   int kvHeads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
   int latentDim() const { return kv_latent_dim > 0 ? kv_latent_dim : d_model / 4; }
+  // The layer whose keys and values `layer` attends over: the first of its group (itself without sharing).
+  int kvSourceOf(int layer) const { return kv_share_group > 1 ? layer - layer % kv_share_group : layer; }
   const std::string& attentionOf(int layer) const { return attention.size() == 1 ? attention[0] : attention.at(layer); }
 };
 

@@ -19,6 +19,7 @@ size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant) {
   for (int l = 0; l < config.n_layers; ++l) {
     const auto variant = AttentionRegistry::instance().create(config.attentionOf(l));
     if (variant && !variant->cachesKeysAndValues()) continue;
+    if (config.kvSourceOf(l) != l) continue;  // cross-layer KV: a reader holds nothing, its group's first layer holds the rows
     if (sharing && sharing->latent) {  // latent KV: one latent row per token for the layer's heads together
       total += RowStore::rowBytes(quant, config.latentDim());
       continue;

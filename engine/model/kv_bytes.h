@@ -14,6 +14,7 @@ namespace attnlab {
 // the keys alone (RoPE turns keys, not values, unless values rotate too). A variant that decodes
 // from a constant-size state (linear attention, DeltaNet) stores nothing per token and counts 0.
 // With latent KV a layer holds one latent row per token, rowBytes(quant, d_c) (4 d_c for fp32).
+// With cross-layer KV (model.kv_share_group) only the first layer of each group holds rows.
 size_t kvCacheBytesPerToken(const ModelConfig& config, KvQuant quant = KvQuant::fp32);
 
 }  // namespace attnlab

@@ -32,6 +32,16 @@ std::unique_ptr<Workspace> makeWorkspace() { return std::make_unique<Workspace>(
 const Mat& workspaceLogits(const Workspace& ws) { return ws.logits; }
 
 namespace {
+// What a read-only pass drops once block l has run: everything but the K/V its group's readers read.
+void dropBlockActs(const ModelConfig& c, int l, BlockActs& a) {
+  BlockActs kept;
+  if (l + 1 < c.n_layers && c.kvSourceOf(l + 1) == l) {
+    kept.attn.k = std::move(a.attn.k);
+    kept.attn.v = std::move(a.attn.v);
+  }
+  a = std::move(kept);
+}
+
 void fillNormal(Param& p, Rng& rng, float stddev) {
   for (Eigen::Index i = 0; i < p.value.size(); ++i) p.value.data()[i] = rng.normal(0.f, stddev);
 }
@@ -115,6 +125,9 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
   if (ws.inference) ws.logits = Mat();
   if (ws.first_layer < 0 || ws.first_layer >= c.n_layers || (ws.first_layer > 0 && ws.start_stream.rows() != B * T))
     throw std::invalid_argument("a forward starting at block " + std::to_string(ws.first_layer) + " needs that block's input stream");
+  if (c.kvSourceOf(ws.first_layer) != ws.first_layer)  // cross-layer KV: the block reads K/V its group's first block makes
+    throw std::invalid_argument("a forward starting at block " + std::to_string(ws.first_layer) + " must start at block " +
+                                std::to_string(c.kvSourceOf(ws.first_layer)) + ", whose keys and values it reads");
   Mat x(B * T, c.d_model);
   if (ws.first_layer > 0) {
     x = ws.start_stream;
@@ -136,6 +149,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     bp.ln1.forward(a.x, a.ln1, a.ln1_stats);
     a.attn.tokens = ws.tokens.data();  // for rotations indexed by token id
     a.attn.hooks = ws.hooks;
+    a.attn.kv_source = c.kvSourceOf(l) != l ? &ws.blocks[c.kvSourceOf(l)].attn : nullptr;  // cross-layer KV
     aux += bp.attn->forward(a.ln1, a.x, ws.positions.data(), B, T, a.attn, a.attn_out);
     hookRows(ws.hooks, HookSite::attn_out, l, a.attn_out, B, T);
     a.x_mid = a.x + a.attn_out;
@@ -156,7 +170,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
       trace->layers[l].residual_norm.resize(T);
       for (int t = 0; t < T; ++t) trace->layers[l].residual_norm[t] = a.x.row(t).norm();
     }
-    if (ws.inference) a = BlockActs{};
+    if (ws.inference) dropBlockActs(c, l, a);
   }
   ws.x_final = std::move(x);
   p.lnf.forward(ws.x_final, ws.ln_f, ws.lnf_stats);

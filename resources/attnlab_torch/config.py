@@ -11,6 +11,7 @@ MODEL_DEFAULTS = {
     "vocab": 0, "d_model": 128, "n_layers": 4, "n_heads": 4, "n_kv_heads": 0, "d_ff": 512, "context": 128,
     "attention_only": False, "tied_embeddings": True, "attention": ["softmax"], "attention_settings": {},
     "positional": "learned", "positional_settings": {}, "projection_sharing": "qkv", "kv_latent_dim": 0,
+    "kv_share_group": 1,
     "output_gate": "none",
     "value_gate": False, "retention_gate": False, "retention_sparsity": 0.0, "score_precision": "fp32",
     # The blocks of pretrained models (model/block_parts.h): RMSNorm, SwiGLU, biases, parallel residual.

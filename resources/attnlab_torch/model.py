@@ -40,7 +40,13 @@ class Attention(nn.Module):
         if not query_is_key:
             self.wq = nn.Linear(d, self.H * self.dh, bias=spec.qkv_bias)
         self.latent = spec.projection_sharing == "latent"
-        if self.latent:  # latent KV (MLA): c = W_DKV x, k = W_UK c, v = W_UV c
+        # cross-layer KV (model.kv_share_group): a reader reads its group's first layer's k, v
+        group_size = max(1, int(spec.kv_share_group))
+        self.kv_source = layer - layer % group_size
+        self.reader = self.kv_source != layer
+        if self.reader:
+            pass  # no key or value projection of its own
+        elif self.latent:  # latent KV (MLA): c = W_DKV x, k = W_UK c, v = W_UV c
             self.wdkv = nn.Linear(d, spec.latent_dim, bias=False)
             self.wuk = nn.Linear(spec.latent_dim, self.Hkv * self.dh, bias=spec.qkv_bias)
             self.wuv = nn.Linear(spec.latent_dim, self.Hkv * self.dh, bias=spec.qkv_bias)
@@ -66,25 +72,32 @@ class Attention(nn.Module):
         B, T, _ = y.shape
         return y.view(B, T, heads, self.dh).transpose(1, 2)
 
-    def forward(self, x, h, block, ids):
-        """x: the block's normalised input [B, T, d]; h: the block input (presence reads it).
+    def forward(self, x, h, block, ids, shared_kv):
+        """x: the block's normalised input [B, T, d]; h: the block input (presence reads it);
+        shared_kv: layer -> (k, v) of the layers so far, after value gate and rotation (cross-layer KV).
         Returns the output [B, T, d] and the auxiliary loss (retention sparsity, else 0)."""
         B, T, _ = x.shape
         group = self.H // self.Hkv
-        kv_in = self.wdkv(x) if self.latent else x  # latent KV: keys and values read c
-        k = self.heads(getattr(self, self.key_name)(kv_in), self.Hkv)
-        q = k.repeat_interleave(group, dim=1) if self.query_is_key else self.heads(self.wq(x), self.H)
-        v = k if self.value_is_key else self.heads((self.wuv if self.latent else self.wv)(kv_in), self.Hkv)
-        if self.value_gate:  # G4: v <- sigmoid(v)
-            v = torch.sigmoid(v)
         positional = self.positional[0]
         rotary = positional.pairs > 0 and self.variant.uses_dot_scores
-        angles = None
-        if rotary:
-            angles = positional.angles(block.layer, x, block, ids)
-            q, k = rotate(q, angles), rotate(k, angles)
-            if positional.rotates_values:  # v_j turned by phi_j
-                v = rotate(v, angles)
+        angles = positional.angles(block.layer, x, block, ids) if rotary else None
+        if self.reader:  # cross-layer KV: the source's k, v as they are, only the queries are this layer's
+            k, v = shared_kv[self.kv_source]
+            q = self.heads(self.wq(x), self.H)
+            if rotary:
+                q = rotate(q, angles)
+        else:
+            kv_in = self.wdkv(x) if self.latent else x  # latent KV: keys and values read c
+            k = self.heads(getattr(self, self.key_name)(kv_in), self.Hkv)
+            q = k.repeat_interleave(group, dim=1) if self.query_is_key else self.heads(self.wq(x), self.H)
+            v = k if self.value_is_key else self.heads((self.wuv if self.latent else self.wv)(kv_in), self.Hkv)
+            if self.value_gate:  # G4: v <- sigmoid(v)
+                v = torch.sigmoid(v)
+            if rotary:
+                q, k = rotate(q, angles), rotate(k, angles)
+                if positional.rotates_values:  # v_j turned by phi_j
+                    v = rotate(v, angles)
+            shared_kv[block.layer] = (k, v)
         bias = positional.score_bias(self.H, T, x.device) if self.variant.uses_dot_scores else None
 
         aux, key_gate, presence = x.new_zeros(()), None, None
@@ -175,8 +188,8 @@ class Block(nn.Module):
             self.ln2 = Norm(spec)
             self.mlp = MLP(spec)
 
-    def forward(self, x, ids):
-        y, aux = self.attn(self.ln1(x), x, self, ids)
+    def forward(self, x, ids, shared_kv):
+        y, aux = self.attn(self.ln1(x), x, self, ids, shared_kv)
         if not hasattr(self, "mlp"):
             return x + y, aux
         if self.parallel_residual:  # x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX)
@@ -238,9 +251,9 @@ class LabModel(nn.Module):
             x = x + self.pos_emb.weight[:T]
         elif self.positional.absolute:
             x = x + self.positional.embeddings(T).to(x.device)
-        aux = x.new_zeros(())
+        aux, shared_kv = x.new_zeros(()), {}
         for block in self.blocks:
-            x, block_aux = block(x, ids)
+            x, block_aux = block(x, ids, shared_kv)
             aux = aux + block_aux
         x = self.ln_f(x)
         logits = x @ (self.head.weight if hasattr(self, "head") else self.tok_emb.weight).t()
