@@ -23,16 +23,16 @@ struct DiagnosticText {
 };
 const DiagnosticText kText[] = {
     {"map_entropy", QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "attention entropy"),
-     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Attention entropy per layer (diagnostics probe)"), QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "nats"),
+     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Attention entropy per layer (fixed probe)"), QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "nats"),
      false},
     {"previous_token", QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "previous-token score"),
-     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Previous-token score per layer: weight on the token before"),
+     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Previous-token score per layer"),
      QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "mean a(i, i-1)"), true},
     {"induction", QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "induction score"),
-     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Induction score per layer: weight on the token after the earlier copy"),
+     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Induction score per layer"),
      QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "mean weight"), true},
     {"sink", QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "sink score"),
-     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Sink score per layer: weight on the first token"), QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "mean a(i, 0)"),
+     QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "Sink score per layer (first token)"), QT_TRANSLATE_NOOP("LayerDiagnosticsChart", "mean a(i, 0)"),
      true},
 };
 
@@ -73,8 +73,10 @@ LayerDiagnosticsChart::LayerDiagnosticsChart(const LossHistoryModel* model, QWid
     picker_->addItem(tr(kText[d].picker));
   }
   picker_->setObjectName(QStringLiteral("layerDiagnosticPicker"));
-  picker_->setToolTip(tr("Which per-layer diagnostic to plot. All four are measured on the same fixed probe at each validation step: "
-                         "entropy and sink on the task's sequences, previous-token and induction on repeated random sequences."));
+  picker_->setToolTip(tr("Which per-layer diagnostic to plot, each the mean over the layer's heads, measured on the same fixed probe "
+                         "at each validation step.\nEntropy: how spread a query's attention is (nats). Previous-token: weight on the "
+                         "token just before. Induction: on a repeated sequence, weight on the token after the earlier copy of the "
+                         "current one. Sink: weight on the first token."));
   picker_->setFocusPolicy(Qt::StrongFocus);  // the wheel changes it only once clicked
   connect(picker_, &QComboBox::currentIndexChanged, stack_, &QStackedWidget::setCurrentIndex);
   setDiagnostic(Induction);  // entropy is beside it already (on the training batch); induction is what heads learn

@@ -20,6 +20,7 @@ ComparisonLengths::ComparisonLengths(std::vector<ComparisonPane*> panes, LengthS
   connect(evaluate, &QPushButton::clicked, this, &ComparisonLengths::evaluateAll);
   layout->addWidget(evaluate, 0, Qt::AlignLeft);
   layout->addWidget(chart_, 1);
+  chart_->setMinimumSize(320, 520);  // two readable charts in the side column; the metrics below give way
   chart_->setPlaceholder(tr("Not evaluated yet: press Evaluate all (runs that are not training evaluate by themselves)."));
   connect(sweep_, &LengthSweep::curveChanged, this, &ComparisonLengths::redraw);
   redraw();

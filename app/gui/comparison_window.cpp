@@ -292,7 +292,7 @@ void ComparisonWindow::buildSidePanel(QWidget* side) {
   d->addWidget(differenceView_, 1);
   layout->addWidget(differenceGroup, 4);
   lengths_ = new ComparisonLengths(panes_, lengthSweep_, side);
-  layout->addWidget(lengths_, 4);
+  layout->addWidget(lengths_, 8);
 
   auto* metricsGroup = new QGroupBox(tr("Metrics"), side);
   auto* m = new QVBoxLayout(metricsGroup);

@@ -141,6 +141,12 @@ class LengthChartTest : public QObject {
       QCOMPARE(chart->series(LengthChart::Loss)[i]->pen().color(), pane->chart()->series(LengthChart::Loss).front()->pen().color());
     }
     QVERIFY(chart->series(LengthChart::Loss)[0]->pen().color() != chart->series(LengthChart::Loss)[1]->pen().color());
+    if (const QByteArray file = qgetenv("ATTNLAB_SCREENSHOT"); !file.isEmpty()) {  // the comparison's chart, for the eye
+      window.resize(1600, 1000);
+      window.show();
+      QTest::qWait(500);
+      QVERIFY(window.grab().save(QString(file)));
+    }
     window.setViewKind(viewKindIndex(QStringLiteral("attention")));
     QVERIFY(!window.lengths()->isVisibleTo(&window));
   }

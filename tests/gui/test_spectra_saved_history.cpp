@@ -104,6 +104,13 @@ class SpectraSavedHistoryTest : public QObject {
       tab.view()->snapshotSlider()->setValue(int(i));
       QCOMPARE(model->step(), saved[i].step);
     }
+    if (const QByteArray file = qgetenv("ATTNLAB_SCREENSHOT"); !file.isEmpty()) {  // a reopened run's slider, for the eye
+      tab.resize(1400, 850);
+      tab.show();
+      tab.view()->snapshotSlider()->setValue(int(saved.size()) / 2);
+      QTest::qWait(300);
+      QVERIFY(tab.grab().save(QString(file)));
+    }
   }
 
   void damagedHistoryFilesAreRefused() {
