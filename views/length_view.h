@@ -28,7 +28,6 @@ class LengthView : public QWidget, public ExportableView {
 
   LengthChart* chart() const { return chart_; }
   LengthSweep* sweep() const { return sweep_; }
-  int run() const { return run_; }
   // Evaluates the latest snapshot at the multiples in the field; false (and the reason shown)
   // when the field does not parse or there is no model yet.
   bool evaluate();
