@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/live_head_importance.h"
+#include "analysis/layer_diagnostics_probe.h"
 #include "analysis/map_diagnostics.h"
 #include "snapshots.h"
 
@@ -34,9 +35,10 @@ class HeadTableModel : public QAbstractTableModel {
     Ablation, Gradient, On, ColumnCount
   };
   static constexpr int SortRole = Qt::UserRole;  // the number behind a cell (invalid when not measured yet)
-  // The diagnostics probe: this many task sequences (and as many repeated random ones), drawn with this seed.
-  static constexpr int kProbeBatch = 8;
-  static constexpr uint64_t kProbeSeed = 7;
+  // The diagnostics probe: this many task sequences (and as many repeated random ones), drawn with this
+  // seed; the run's history measures the same probe at each validation step (the training view's curves).
+  static constexpr int kProbeBatch = kLayerDiagnosticsBatch;
+  static constexpr uint64_t kProbeSeed = kLayerDiagnosticsSeed;
   static constexpr uint64_t kDropOrderSeed = 11;  // the random head-drop order
   // An opened model (no task): previous-token and induction on repeats of this length at most.
   static constexpr int kOpenedRepeatLength = 32;

@@ -10,6 +10,8 @@
 #include "model/config.h"
 #include "model/model.h"
 #include "model/trace.h"
+#include "train/layer_diagnostics.h"
+#include "train/qk_weight_history.h"
 
 namespace attnlab {
 
@@ -25,6 +27,7 @@ struct LossPoint {
   double grad_norm = kNotMeasured;       // all parameters, before clipping
   std::vector<double> layer_grad_norm;   // per block, before clipping
   std::vector<double> layer_entropy;     // mean attention entropy (nats) per layer on the step's batch
+  LayerDiagnostics layer_diagnostics;    // per layer on the fixed diagnostics probe, at validation steps
 };
 
 struct ProgressSnapshot {
@@ -49,6 +52,9 @@ struct RunData {
   // A model opened from a Hugging Face folder: its name ("" for the lab's own runs, which have
   // steps). It has no task: evalBatches is its first probe.
   std::string openedName;
+  // An opened checkpoint's saved past of the query and key projections (the Spectra view's
+  // history before this session); empty for a run trained here from the start.
+  std::vector<QkWeightFrame> qkHistory;
 };
 
 // The model as it was after `step` steps: an independent copy of the weights that views and

@@ -20,10 +20,13 @@ HeadSpectrum headSpectrumOf(const QkSpectrum& s) {
 }
 
 SpectrumSnapshot spectrumFrame(const ModelSnapshot& snapshot) {
+  return spectrumFrame(snapshot.model->config(), snapshot.step, snapshot.model->params());
+}
+
+SpectrumSnapshot spectrumFrame(const ModelConfig& config, int step, const ParamStore& weights) {
   SpectrumSnapshot frame;
-  frame.step = snapshot.step;
-  const Model& model = *snapshot.model;
-  const std::vector<std::vector<QkSpectrum>> series = qkSpectrumSeries(model.config(), {&model.params()});
+  frame.step = step;
+  const std::vector<std::vector<QkSpectrum>> series = qkSpectrumSeries(config, {&weights});
   for (const QkSpectrum& s : series.front()) frame.heads.push_back(headSpectrumOf(s));
   return frame;
 }
@@ -71,15 +74,21 @@ void SpectrumHistory::follow() {
   // The reference draw is an independent initialisation (not the run's own seed, whose step-0
   // spectrum the history already shows when it starts there).
   const bool needNull = series_->nullDraw.empty();
+  const bool withSaved = series_->snapshots.empty();  // the run's first frame: its saved past comes first
   const uint64_t nullSeed = snapshot->run->config.train.seed + 1;
-  job_.submit([this, snapshot, needNull, nullSeed] {
-    auto frame = std::make_shared<const SpectrumSnapshot>(spectrumFrame(*snapshot));
+  job_.submit([this, snapshot, needNull, withSaved, nullSeed] {
+    std::vector<std::shared_ptr<const SpectrumSnapshot>> frames;
+    if (withSaved)
+      for (const QkWeightFrame& saved : snapshot->run->qkHistory)
+        if (saved.step < snapshot->step)
+          frames.push_back(std::make_shared<const SpectrumSnapshot>(spectrumFrame(snapshot->model->config(), saved.step, *saved.weights)));
+    frames.push_back(std::make_shared<const SpectrumSnapshot>(spectrumFrame(*snapshot)));
     auto null = needNull ? std::make_shared<const SpectrumSeries>(spectrumNull(snapshot->model->config(), nullSeed)) : nullptr;
-    return [this, run = snapshot->run, frame, null] { add(run, frame, null); };
+    return [this, run = snapshot->run, frames = std::move(frames), null] { add(run, frames, null); };
   });
 }
 
-void SpectrumHistory::add(const std::shared_ptr<const RunData>& run, std::shared_ptr<const SpectrumSnapshot> frame,
+void SpectrumHistory::add(const std::shared_ptr<const RunData>& run, std::vector<std::shared_ptr<const SpectrumSnapshot>> frames,
                           std::shared_ptr<const SpectrumSeries> null) {
   if (run != run_) return;
   auto series = std::make_shared<SpectrumSeries>(*series_);
@@ -88,7 +97,13 @@ void SpectrumHistory::add(const std::shared_ptr<const RunData>& run, std::shared
     series->nullSymmetric = null->nullSymmetric;
     series->nullDraw = null->nullDraw;
   }
-  auto& frames = series->snapshots;
+  for (auto& frame : frames) append(*series, std::move(frame));
+  series_ = std::move(series);
+  emit seriesChanged();
+}
+
+void SpectrumHistory::append(SpectrumSeries& series, std::shared_ptr<const SpectrumSnapshot> frame) {
+  auto& frames = series.snapshots;
   if (!frames.empty() && frame->step <= frames.back()->step) return;
   // The last frame is the latest snapshot; it stays only once it is a stride past the one before.
   if (frames.size() >= 2 && frame->step - frames[frames.size() - 2]->step < stride_)
@@ -102,8 +117,6 @@ void SpectrumHistory::add(const std::shared_ptr<const RunData>& run, std::shared
     frames = std::move(kept);
     stride_ *= 2;
   }
-  series_ = std::move(series);
-  emit seriesChanged();
 }
 
 }  // namespace attnlab

@@ -3,7 +3,8 @@
 // head's spectrum of each new model snapshot becomes one frame of a history over training, kept
 // to at most maxFrames frames (thinned evenly as training goes on, the latest always kept), with
 // the Ginibre null and a fresh model's draw computed once per run. Frames are computed on a
-// BackgroundJob from the ModelSnapshot each trace carries; the UI thread only appends.
+// BackgroundJob from the ModelSnapshot each trace carries; the UI thread only appends. An opened
+// checkpoint's history starts with the frames of its saved projections (RunData::qkHistory).
 #include <QObject>
 #include <QString>
 #include <memory>
@@ -21,6 +22,8 @@ struct QkSpectrum;
 HeadSpectrum headSpectrumOf(const QkSpectrum& spectrum);
 // Every head of the snapshot's model, at its step.
 SpectrumSnapshot spectrumFrame(const ModelSnapshot& snapshot);
+// Every head of a model of `config` with the query and key projections `weights` (a saved frame).
+SpectrumSnapshot spectrumFrame(const ModelConfig& config, int step, const ParamStore& weights);
 // The Ginibre null of `config`, with the eigenvalues of every head of a freshly initialised model
 // drawn with `seed` (for overlay), into a series with no frames yet.
 SpectrumSeries spectrumNull(const ModelConfig& config, uint64_t seed);
@@ -44,8 +47,10 @@ class SpectrumHistory : public QObject {
 
  private:
   void follow();  // a new trace: a frame if its model is at a new step
-  void add(const std::shared_ptr<const RunData>& run, std::shared_ptr<const SpectrumSnapshot> frame,
+  // `frames`: a checkpoint's saved ones (when the run starts) and then the latest snapshot's.
+  void add(const std::shared_ptr<const RunData>& run, std::vector<std::shared_ptr<const SpectrumSnapshot>> frames,
            std::shared_ptr<const SpectrumSeries> null);
+  void append(SpectrumSeries& series, std::shared_ptr<const SpectrumSnapshot> frame);
 
   AttentionMapModel* attention_;
   BackgroundJob job_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/analysis.h"
+#include "analysis/layer_diagnostics_probe.h"
 #include "io/checkpoint.h"
 #include "step_timer.h"
 #include "train/trainer.h"
@@ -35,7 +36,8 @@ double smooth(double average, double sample, bool first) {
 }
 
 LossPoint lossPointOf(const TrainPoint& step) {
-  return {step.step, step.loss, step.val_loss, step.accuracy, step.lr, step.grad_norm, step.layer_grad_norm, step.layer_entropy};
+  return {step.step,          step.loss,          step.val_loss,      step.accuracy,         step.lr,
+          step.grad_norm,     step.layer_grad_norm, step.layer_entropy, step.layer_diagnostics};
 }
 
 // Where a restored experiment stands, as the progress bar shows it.
@@ -74,6 +76,7 @@ std::unique_ptr<Trainer> extendedRun(const Trainer& done, int more) {
   if (!extended->restoreTrainingState(optimizer.steps(), optimizer.firstMoments(), optimizer.secondMoments(),
                                       done.dataStream().state()))
     throw std::runtime_error("the optimiser state does not fit the extended run");
+  extended->qkHistory() = done.qkHistory();  // the Spectra slider keeps the run's past
   return extended;
 }
 
@@ -348,6 +351,7 @@ void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
   try {
     if (config) trainer_ = std::make_unique<Trainer>(*config);
     if (const int more = std::exchange(continueSteps_, 0); more > 0) trainer_ = extendedRun(*trainer_, more);
+    trainer_->setDiagnosticsProbe(layerDiagnosticsProbe(*trainer_));  // measured on this thread at validation steps
     auto vocabulary = std::make_shared<const Vocabulary>(trainer_->task().vocabulary());
     auto run = std::make_shared<RunData>();
     run->config = trainer_->config();
@@ -355,6 +359,7 @@ void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
     run->sequenceLength = trainer_->sequenceLength();
     run->hasAnswers = trainer_->task().hasAnswers();
     run->evalBatches = validationBatches(*trainer_, kSnapshotEvalBatches, kSnapshotEvalSeed);
+    if (!config) run->qkHistory = trainer_->qkHistory().frames();  // an opened checkpoint's spectra past
     WorkerProbe probe{trainer_->probeTokens(), Rng(trainer_->config().train.seed ^ kProbeDrawStream), vocabulary, run, {}};
     {
       std::lock_guard lock(mutex_);

@@ -69,7 +69,7 @@ class TestCheckpoint : public QObject {
     const fs::path folder = root() / "runs" / "first";  // the parent does not exist yet
     QCOMPARE(q(saveCheckpoint(folder.string() + "/", *trainer)), QString());
     QCOMPARE(entries(folder), (QStringList{"config.json", "history.csv", "model.safetensors", "optimizer.safetensors",
-                                          "training_state.json"}));
+                                          "qk_history.json", "qk_history.safetensors", "training_state.json"}));
     QCOMPARE(entries(root() / "runs"), QStringList{"first"});
 
     LoadedCheckpoint loaded;
@@ -122,8 +122,8 @@ class TestCheckpoint : public QObject {
     const fs::path folder = root() / "replace";
     QCOMPARE(q(saveCheckpoint(folder.string(), *trained(1))), QString());
     QCOMPARE(q(saveCheckpoint(folder.string(), *trained(2))), QString());
-    QCOMPARE(entries(root() / "replace"), (QStringList{"config.json", "history.csv", "model.safetensors",
-                                                    "optimizer.safetensors", "training_state.json"}));
+    QCOMPARE(entries(root() / "replace"), (QStringList{"config.json", "history.csv", "model.safetensors", "optimizer.safetensors",
+                                                    "qk_history.json", "qk_history.safetensors", "training_state.json"}));
     for (const auto& e : fs::directory_iterator(root()))  // no .tmp- or .old- siblings left
       QVERIFY2(e.path().filename().string().find('.') == std::string::npos, e.path().c_str());
     LoadedCheckpoint loaded;
@@ -196,7 +196,10 @@ class TestCheckpoint : public QObject {
     fs::remove(folder / "history.csv");  // the training state says 2 steps were taken
     expectLoadError(q((folder / "training_state.json").string()) + ": \"step\" is 2 but history.csv ends at step 0");
     fs::remove(folder / "training_state.json");
-    fs::remove(folder / "optimizer.safetensors");  // no history and no state: a valid (untrained) checkpoint
+    fs::remove(folder / "optimizer.safetensors");
+    expectLoadError(q((folder / "qk_history.json").string()) + ": each step must be a whole number up to the run's 0 steps");
+    fs::remove(folder / "qk_history.json");  // no history, no state, no spectra past: a valid (untrained) checkpoint
+    fs::remove(folder / "qk_history.safetensors");
     QCOMPARE(q(loadCheckpoint(folder.string(), loaded)), QString());
     QCOMPARE(loaded.trainer->stepsDone(), 0);
   }

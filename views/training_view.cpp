@@ -5,9 +5,11 @@
 #include <QLabel>
 #include <QMenu>
 #include <QTextStream>
+#include <algorithm>
 #include <cmath>
 
 #include "attention_map_model.h"
+#include "layer_diagnostics_chart.h"
 #include "loss_history_model.h"
 #include "metric_chart_view.h"
 
@@ -58,6 +60,7 @@ TrainingView::TrainingView(const ViewContext& context, QWidget* parent) : QWidge
   auto* entropy = new MetricChartView(tr("Attention entropy per layer"), tr("nats"), model,
                                       [](const LossPoint& first) { return perLayer(first, &LossPoint::layer_entropy); }, this);
   charts_ = {loss, accuracy, lr, grads, entropy};
+  diagnostics_ = new LayerDiagnosticsChart(model, this);
 
   auto* hint = new QLabel(tr("Drag a rectangle on a chart to zoom, double-click to reset; hover for values; right-click to export."), this);
   hint->setForegroundRole(QPalette::PlaceholderText);
@@ -65,21 +68,25 @@ TrainingView::TrainingView(const ViewContext& context, QWidget* parent) : QWidge
   grid->setContentsMargins(4, 4, 4, 4);
   grid->setSpacing(4);
   grid->addWidget(hint, 0, 0, 1, 3);
-  grid->addWidget(loss, 1, 0, 1, 2);
-  grid->addWidget(accuracy, 1, 2);
+  grid->addWidget(loss, 1, 0);
+  grid->addWidget(accuracy, 1, 1);
+  grid->addWidget(lr, 1, 2);
   grid->addWidget(grads, 2, 0);
   grid->addWidget(entropy, 2, 1);
-  grid->addWidget(lr, 2, 2);
+  grid->addWidget(diagnostics_, 2, 2);
   grid->setRowStretch(1, 1);
   grid->setRowStretch(2, 1);
   for (int c = 0; c < 3; ++c) grid->setColumnStretch(c, 1);
   for (MetricChartView* chart : charts_) chart->setMenuExtender([this](QMenu* menu) { addExportActions(menu, *this, this); });
+  diagnostics_->setMenuExtender([this](QMenu* menu) { addExportActions(menu, *this, this); });
   if (context.compact) {
     for (MetricChartView* chart : charts_) chart->setMinimumSize(120, 110);
+    diagnostics_->setCompact();
     hint->setWordWrap(true);
   }
   const auto followPlan = [this] {
     for (MetricChartView* chart : charts_) chart->setTotalSteps(model_->plannedSteps());
+    diagnostics_->setTotalSteps(model_->plannedSteps());
   };
   connect(model_, &LossHistoryModel::plannedStepsChanged, this, followPlan);
   followPlan();
@@ -101,15 +108,22 @@ bool TrainingView::hasExportData() const { return model_->rowCount() > 0; }
 void TrainingView::writeCsv(QTextStream& out) const {
   const auto& points = model_->points();
   const size_t layers = points.empty() ? 0 : points.front().layer_grad_norm.size();
+  // The diagnostics' columns only for a run that measured them (runs saved before they existed did not).
+  const bool diagnosed = std::any_of(points.begin(), points.end(), [](const LossPoint& p) { return !p.layer_diagnostics.empty(); });
+  const int diagnostics = diagnosed ? LayerDiagnosticsChart::DiagnosticCount : 0;
   out << "step,loss,val_loss,accuracy,lr,grad_norm";
   for (size_t l = 0; l < layers; ++l) out << ",grad_norm_layer" << l + 1;
   for (size_t l = 0; l < layers; ++l) out << ",entropy_layer" << l + 1;
+  for (int d = 0; d < diagnostics; ++d)
+    for (size_t l = 0; l < layers; ++l) out << ',' << LayerDiagnosticsChart::csvName(LayerDiagnosticsChart::Diagnostic(d)) << "_layer" << l + 1;
   out << '\n';
   for (const LossPoint& p : points) {
     out << p.step << ',' << number(p.loss) << ',' << number(p.val_loss) << ',' << number(p.accuracy) << ','
         << number(p.lr) << ',' << number(p.grad_norm);
     for (size_t l = 0; l < layers; ++l) out << ',' << (l < p.layer_grad_norm.size() ? number(p.layer_grad_norm[l]) : QString());
     for (size_t l = 0; l < layers; ++l) out << ',' << (l < p.layer_entropy.size() ? number(p.layer_entropy[l]) : QString());
+    for (int d = 0; d < diagnostics; ++d)
+      for (size_t l = 0; l < layers; ++l) out << ',' << number(LayerDiagnosticsChart::valueOf(LayerDiagnosticsChart::Diagnostic(d), p, int(l)));
     out << '\n';
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The training charts: loss and validation loss, task accuracy, learning rate, gradient norm per
-// layer and attention entropy per layer, all against the step. Each chart zooms on its own.
+// layer, attention entropy per layer and the per-layer diagnostics (entropy, previous-token,
+// induction, sink on a fixed probe), all against the step. Each chart zooms on its own.
 #include <QWidget>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 namespace attnlab {
 
+class LayerDiagnosticsChart;
 class LossHistoryModel;
 class MetricChartView;
 
@@ -20,6 +22,7 @@ class TrainingView : public QWidget, public ExportableView {
   explicit TrainingView(const ViewContext& context, QWidget* parent = nullptr);
 
   const std::vector<MetricChartView*>& charts() const { return charts_; }
+  LayerDiagnosticsChart* layerDiagnostics() const { return diagnostics_; }
 
   QString exportName() const override { return QStringLiteral("training"); }
   QWidget* exportWidget() override { return this; }
@@ -32,6 +35,7 @@ class TrainingView : public QWidget, public ExportableView {
  private:
   const LossHistoryModel* model_;
   std::vector<MetricChartView*> charts_;
+  LayerDiagnosticsChart* diagnostics_;
 };
 
 // A distinct colour for layer `layer` of `count` (also used for heads in the head view).

@@ -7,6 +7,7 @@ namespace attnlab {
 class AttentionMapModel;
 class HeadSelection;
 class KvPolicyLink;
+class LengthSweep;
 class LossHistoryModel;
 class SharedColourScale;
 class TrainingSession;
@@ -19,6 +20,8 @@ struct ViewContext {
   bool compact = false;                        // shown in a comparison pane, narrower than a tab
   const SharedColourScale* colourScale = nullptr;  // the runs' common scale; null: each map its own
   KvPolicyLink* kvLink = nullptr;              // the runs' common KV-cache policy; null: each view its own
+  LengthSweep* lengths = nullptr;              // the runs' length evaluations, one chart for all; null: the view's own
+  int run = 0;                                 // this run's index among the compared runs
 };
 
 }  // namespace attnlab

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 
+#include "analysis/layer_diagnostics_probe.h"
 #include "cli_error.h"
 #include "command.h"
 #include "hf/hf_finetune.h"
@@ -95,6 +96,7 @@ int runResume(const Args& args) {
   if (std::string why = loadCheckpoint(dir, loaded); !why.empty()) throw CliError(why);
   if (!loaded.notice.empty()) std::cerr << dir << ": " << loaded.notice << std::endl;
   Trainer& trainer = *loaded.trainer;
+  trainer.setDiagnosticsProbe(layerDiagnosticsProbe(trainer));
   if (trainer.finished())
     throw CliError(dir + ": the run has already done its " + std::to_string(trainer.config().train.steps) +
                    " steps (train.steps); nothing to resume");
@@ -142,6 +144,7 @@ int runTrain(const Args& args) {
   const std::string out = args.required("out");
   checkOutputFolder(out);
   Trainer trainer(config);
+  trainer.setDiagnosticsProbe(layerDiagnosticsProbe(trainer));  // history.csv's per-layer diagnostics, as the app records them
   return trainAndSave(trainer, out, stopAtFrom(args), args);
 }
 

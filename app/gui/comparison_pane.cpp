@@ -158,7 +158,7 @@ QString ComparisonPane::shortName() const {
 
 void ComparisonPane::setViewKind(int kind) {
   delete viewArea_->takeWidget();
-  view_ = viewKinds().at(kind).make(ViewContext{attention_, selection_, session_, history_, true, colourScale_, kvLink_}, nullptr);
+  view_ = viewKinds().at(kind).make(ViewContext{attention_, selection_, session_, history_, true, colourScale_, kvLink_, lengths_, index_}, nullptr);
   viewArea_->setWidget(view_.widget);
 }
 

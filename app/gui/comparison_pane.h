@@ -23,6 +23,7 @@ class RunFolderWatcher;
 class HeadSelection;
 class ModelOpener;
 class SharedColourScale;
+class LengthSweep;
 class KvPolicyLink;
 class LossHistoryModel;
 
@@ -61,6 +62,7 @@ class ComparisonPane : public QFrame {
   // The colour scale the views made from now on share with the other runs (null: their own).
   void setColourScale(const SharedColourScale* scale) { colourScale_ = scale; }
   void setKvLink(KvPolicyLink* link) { kvLink_ = link; }
+  void setLengthSweep(LengthSweep* sweep) { lengths_ = sweep; }  // the runs' length evaluations, one chart for all
   // A line under the header, e.g. why the linked selection shows another head here.
   void setNote(const QString& note);
   QString headerText() const;
@@ -87,6 +89,7 @@ class ComparisonPane : public QFrame {
   ViewInstance view_;
   const SharedColourScale* colourScale_ = nullptr;
   KvPolicyLink* kvLink_ = nullptr;
+  LengthSweep* lengths_ = nullptr;
   ProgressSnapshot progress_;
   bool hasProgress_ = false;
   int tracedStep_ = -1;

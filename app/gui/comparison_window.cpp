@@ -41,6 +41,8 @@
 #include "selection_link.h"
 #include "kv_policy_link.h"
 #include "shared_colour_scale.h"
+#include "comparison_lengths.h"
+#include "length_sweep.h"
 #include "view_kind.h"
 
 namespace attnlab {
@@ -67,6 +69,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
       metrics_(new ComparisonMetricsModel(this)),
       difference_(new AttentionDifferenceModel(this)) {
   QStringList names, titles;
+  lengthSweep_ = new LengthSweep(static_cast<int>(configs.size()), this);
   for (size_t i = 0; i < configs.size(); ++i) {
     auto* pane = new ComparisonPane(static_cast<int>(i), configs[i], this);
     panes_.push_back(pane);
@@ -79,6 +82,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
     colourScale_->add(pane->selection());
     pane->setColourScale(colourScale_);
     pane->setKvLink(kvLink_);
+    pane->setLengthSweep(lengthSweep_);
     connect(pane, &ComparisonPane::traced, this, &ComparisonWindow::paneTraced);
     connect(pane, &ComparisonPane::stateChanged, this, &ComparisonWindow::paneStateChanged);
     connect(pane, &ComparisonPane::progressed, metrics_, &ComparisonMetricsModel::setProgress);
@@ -287,6 +291,8 @@ void ComparisonWindow::buildSidePanel(QWidget* side) {
   differenceView_ = new AttentionDifferenceView(difference_, differenceGroup);
   d->addWidget(differenceView_, 1);
   layout->addWidget(differenceGroup, 4);
+  lengths_ = new ComparisonLengths(panes_, lengthSweep_, side);
+  layout->addWidget(lengths_, 8);
 
   auto* metricsGroup = new QGroupBox(tr("Metrics"), side);
   auto* m = new QVBoxLayout(metricsGroup);
@@ -355,6 +361,7 @@ void ComparisonWindow::setViewKind(int kind) {
   }
   for (ComparisonPane* pane : panes_) pane->setViewKind(kind);
   differenceBox_->setVisible(viewKinds()[kind].id == QLatin1String("attention"));
+  lengths_->setVisible(viewKinds()[kind].id == QLatin1String("lengths"));
 }
 
 void ComparisonWindow::setOneAfterAnother(bool on) {

@@ -26,7 +26,9 @@ namespace attnlab {
 class AttentionDifferenceModel;
 class AttentionDifferenceView;
 class ComparisonMetricsModel;
+class ComparisonLengths;
 class ComparisonPane;
+class LengthSweep;
 class ProbeEditor;
 class SelectionLink;
 class SharedColourScale;
@@ -52,6 +54,7 @@ class ComparisonWindow : public QMainWindow {
   SharedColourScale* colourScale() const { return colourScale_; }  // shared by default
   KvPolicyLink* kvLink() const { return kvLink_; }                 // linked by default
   ComparisonMetricsModel* metrics() const { return metrics_; }
+  ComparisonLengths* lengths() const { return lengths_; }  // the one chart of every run's length extrapolation
   AttentionDifferenceModel* difference() const { return difference_; }
   ProbeEditor* probeEditor() const { return probe_; }
   QString probeNote() const;
@@ -112,6 +115,8 @@ class ComparisonWindow : public QMainWindow {
   AttentionDifferenceModel* difference_;
   AttentionDifferenceView* differenceView_ = nullptr;
   QWidget* differenceBox_ = nullptr;
+  LengthSweep* lengthSweep_ = nullptr;
+  ComparisonLengths* lengths_ = nullptr;
   QGridLayout* grid_ = nullptr;
   ProbeEditor* probe_ = nullptr;
   QLabel* probeNote_ = nullptr;

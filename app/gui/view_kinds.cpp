@@ -7,6 +7,7 @@
 #include "head_table_view.h"
 #include "head_view.h"
 #include "kv_cache_view.h"
+#include "length_view.h"
 #include "model_view.h"
 #include "next_token_view.h"
 #include "spectra_tab.h"
@@ -47,6 +48,9 @@ const std::vector<ViewKind>& viewKinds() {
       {QStringLiteral("predictions"), QObject::tr("Next token"), QObject::tr("&Next token (predictions, generation)"),
        QObject::tr("The distribution of the token after the probe under temperature, top-k and top-p; generate more of the probe"),
        QStringLiteral("Next token"), true, viewFactory<NextTokenView>(&NextTokenView::settle)},
+      {QStringLiteral("lengths"), QObject::tr("Lengths"), QObject::tr("&Length extrapolation"),
+       QObject::tr("Accuracy and loss on sequences longer than the training length, at multiples of it"), QStringLiteral("Length extrapolation"),
+       false, viewFactory<LengthView>(&LengthView::settle)},
   };
   return kinds;
 }

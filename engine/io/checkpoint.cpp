@@ -17,6 +17,7 @@
 #include "io/config_json.h"
 #include "io/files.h"
 #include "io/folder_links.h"
+#include "io/qk_history_file.h"
 #include "io/training_state.h"
 #include "train/memory_estimate.h"
 
@@ -108,6 +109,7 @@ std::string writeFolder(const fs::path& folder, const Trainer& trainer) {
   if (std::string why = writeHistoryCsv((folder / kHistoryFile).string(), trainer.history()); !why.empty()) return why;
   if (std::string why = writeCheckpointTokenizer(folder.string(), trainer); !why.empty()) return why;
   if (std::string why = writeTrainingState(folder.string(), trainer); !why.empty()) return why;
+  if (std::string why = writeQkHistory(folder.string(), trainer); !why.empty()) return why;
   return syncFolder(folder.string());
 }
 
@@ -219,6 +221,7 @@ std::string loadAdjusted(const std::string& dir, LoadedCheckpoint& out, const st
   }
   std::string why = checkCheckpointTokenizer(folder.string(), *out.trainer);
   if (why.empty()) why = readTrainingState(folder.string(), *out.trainer, out.notice);
+  if (why.empty()) why = readQkHistory(folder.string(), *out.trainer);
   if (!why.empty()) {
     out.trainer.reset();
     return why;

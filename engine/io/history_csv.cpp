@@ -1,7 +1,9 @@
 // Training history as CSV: one row per TrainPoint, per-layer vectors as extra columns
-// (grad_norm_L0.., entropy_L0..). NaN is an empty cell; numbers use the shortest text that
+// (grad_norm_L0.., entropy_L0.., then the diagnostics probe's map_entropy_L0.., previous_token_L0..,
+// induction_L0.., sink_L0..). NaN is an empty cell; numbers use the shortest text that
 // reads back to the same double.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -36,20 +38,37 @@ std::vector<std::string_view> splitCells(std::string_view line) {
   }
 }
 
-// Reads the per-layer column groups from the header; returns "" or the complaint.
-std::string parseHeader(const std::vector<std::string_view>& cells, size_t& gradLayers, size_t& entropyLayers) {
+// The per-layer column groups, in file order: "<prefix><layer>" for layers 0, 1, ...
+constexpr const char* kGroupPrefixes[] = {"grad_norm_L", "entropy_L", "map_entropy_L", "previous_token_L", "induction_L", "sink_L"};
+constexpr size_t kGroupCount = std::size(kGroupPrefixes);
+
+// Group `group`'s values in a point (Point: TrainPoint or const TrainPoint).
+template <class Point>
+auto& groupValues(Point& p, size_t group) {
+  switch (group) {
+    case 0: return p.layer_grad_norm;
+    case 1: return p.layer_entropy;
+    case 2: return p.layer_diagnostics.entropy;
+    case 3: return p.layer_diagnostics.previous_token;
+    case 4: return p.layer_diagnostics.induction;
+    default: return p.layer_diagnostics.sink;
+  }
+}
+using GroupSizes = std::array<size_t, kGroupCount>;
+
+// Reads the per-layer column groups from the header (any group may be absent: older files have
+// only the first two); returns "" or the complaint.
+std::string parseHeader(const std::vector<std::string_view>& cells, GroupSizes& layers) {
   for (size_t i = 0; i < kFixedCount; ++i)
     if (i >= cells.size() || cells[i] != kFixedColumns[i])
       return std::string("column ") + std::to_string(i + 1) + " should be \"" + kFixedColumns[i] + "\"";
   size_t i = kFixedCount;
-  gradLayers = entropyLayers = 0;
-  while (i < cells.size() && cells[i] == "grad_norm_L" + std::to_string(gradLayers)) ++i, ++gradLayers;
-  while (i < cells.size() && cells[i] == "entropy_L" + std::to_string(entropyLayers)) ++i, ++entropyLayers;
-  if (gradLayers > kMaxLayers || entropyLayers > kMaxLayers)
-    return "more per-layer columns than the " + std::to_string(kMaxLayers) + " layers a model can have";
-  if (i < cells.size())
-    return "unexpected column \"" + std::string(cells[i]) + "\" (expected grad_norm_L" + std::to_string(gradLayers) +
-           " or entropy_L" + std::to_string(entropyLayers) + ")";
+  layers.fill(0);
+  for (size_t g = 0; g < kGroupCount; ++g) {
+    while (i < cells.size() && cells[i] == kGroupPrefixes[g] + std::to_string(layers[g])) ++i, ++layers[g];
+    if (layers[g] > kMaxLayers) return "more per-layer columns than the " + std::to_string(kMaxLayers) + " layers a model can have";
+  }
+  if (i < cells.size()) return "unexpected column \"" + std::string(cells[i]) + "\" (expected the per-layer columns grad_norm_L0.., entropy_L0.., map_entropy_L0.., previous_token_L0.., induction_L0.., sink_L0..)";
   return {};
 }
 
@@ -70,15 +89,13 @@ void dropIfAllNaN(std::vector<double>& values) {
 }  // namespace
 
 std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoint>& history) {
-  size_t gradLayers = 0, entropyLayers = 0;
-  for (const TrainPoint& p : history) {
-    gradLayers = std::max(gradLayers, p.layer_grad_norm.size());
-    entropyLayers = std::max(entropyLayers, p.layer_entropy.size());
-  }
+  GroupSizes layers{};
+  for (const TrainPoint& p : history)
+    for (size_t g = 0; g < kGroupCount; ++g) layers[g] = std::max(layers[g], groupValues(p, g).size());
   std::string text;
   for (size_t i = 0; i < kFixedCount; ++i) text += (i ? "," : "") + std::string(kFixedColumns[i]);
-  for (size_t l = 0; l < gradLayers; ++l) text += ",grad_norm_L" + std::to_string(l);
-  for (size_t l = 0; l < entropyLayers; ++l) text += ",entropy_L" + std::to_string(l);
+  for (size_t g = 0; g < kGroupCount; ++g)
+    for (size_t l = 0; l < layers[g]; ++l) text.append(",").append(kGroupPrefixes[g]).append(std::to_string(l));
   text += '\n';
 
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -88,13 +105,12 @@ std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoin
       text += ',';
       appendNumber(text, v);
     }
-    for (size_t l = 0; l < gradLayers; ++l) {
-      text += ',';
-      appendNumber(text, l < p.layer_grad_norm.size() ? p.layer_grad_norm[l] : nan);
-    }
-    for (size_t l = 0; l < entropyLayers; ++l) {
-      text += ',';
-      appendNumber(text, l < p.layer_entropy.size() ? p.layer_entropy[l] : nan);
+    for (size_t g = 0; g < kGroupCount; ++g) {
+      const std::vector<double>& values = groupValues(p, g);
+      for (size_t l = 0; l < layers[g]; ++l) {
+        text += ',';
+        appendNumber(text, l < values.size() ? values[l] : nan);
+      }
     }
     text += '\n';
   }
@@ -111,7 +127,7 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
   if (std::string why = readWholeFile(path, text); !why.empty()) return why;
 
   std::vector<TrainPoint> parsed;
-  size_t gradLayers = 0, entropyLayers = 0;
+  GroupSizes layers{};
   std::vector<std::string> columns;  // from the header row
   size_t lineNumber = 0;
   std::string_view rest = text;
@@ -126,7 +142,7 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
 
     const std::vector<std::string_view> cells = splitCells(line);
     if (columns.empty()) {
-      if (std::string why = parseHeader(cells, gradLayers, entropyLayers); !why.empty()) return where + why;
+      if (std::string why = parseHeader(cells, layers); !why.empty()) return where + why;
       columns.assign(cells.begin(), cells.end());
       continue;
     }
@@ -142,17 +158,15 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
       return where + "step " + std::to_string(p.step) + " does not follow step " + std::to_string(previous) +
              " (steps count up from 1)";
     double* fixed[] = {&p.loss, &p.val_loss, &p.accuracy, &p.lr, &p.grad_norm, &p.tokens_per_second, &p.seconds};
-    p.layer_grad_norm.resize(gradLayers);
-    p.layer_entropy.resize(entropyLayers);
-    for (size_t c = 1; c < cells.size(); ++c) {
-      double* target = c < kFixedCount               ? fixed[c - 1]
-                       : c < kFixedCount + gradLayers ? &p.layer_grad_norm[c - kFixedCount]
-                                                      : &p.layer_entropy[c - kFixedCount - gradLayers];
-      if (!parseCell(cells[c], *target))
-        return where + columns[c] + " \"" + std::string(cells[c]) + "\" is not a number";
+    std::vector<double*> targets(fixed, fixed + std::size(fixed));
+    for (size_t g = 0; g < kGroupCount; ++g) {
+      std::vector<double>& values = groupValues(p, g);
+      values.resize(layers[g]);
+      for (double& v : values) targets.push_back(&v);
     }
-    dropIfAllNaN(p.layer_grad_norm);
-    dropIfAllNaN(p.layer_entropy);
+    for (size_t c = 1; c < cells.size(); ++c)
+      if (!parseCell(cells[c], *targets[c - 1])) return where + columns[c] + " \"" + std::string(cells[c]) + "\" is not a number";
+    for (size_t g = 0; g < kGroupCount; ++g) dropIfAllNaN(groupValues(p, g));
     parsed.push_back(std::move(p));
   }
   if (columns.empty()) return path + ": line 1: missing the header row";

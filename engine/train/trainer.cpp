@@ -58,6 +58,7 @@ Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
     throw ConfigError(e.what());
   }
   optimizer_ = std::make_unique<AdamW>(model_->params(), config_.train);
+  qkHistory_.record(0, model_->params());
 }
 
 Trainer::Trainer(const ExperimentConfig& config, std::unique_ptr<Model> model, std::vector<TrainPoint> history)
@@ -65,6 +66,7 @@ Trainer::Trainer(const ExperimentConfig& config, std::unique_ptr<Model> model, s
   build();
   optimizer_ = std::make_unique<AdamW>(model_->params(), config_.train);
   step_ = history_.empty() ? 0 : history_.back().step;
+  if (history_.empty()) qkHistory_.record(0, model_->params());  // a fine-tune's start; a checkpoint restores its own
   for (int i = 0; i < step_; ++i) dataRng_.next();  // continue on a different stream than a fresh run
 }
 
@@ -150,6 +152,7 @@ TrainPoint Trainer::trainStep() {
     optimizer_->step(point.lr);
   }
   step_ = stepNumber;
+  qkHistory_.record(step_, params);
 
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   point.tokens_per_second = point.seconds > 0 ? batch.B * batch.T / point.seconds : 0;
@@ -158,6 +161,7 @@ TrainPoint Trainer::trainStep() {
     const EvalResult eval = evaluate();
     point.val_loss = eval.loss;
     point.accuracy = eval.accuracy;
+    if (diagnose_) point.layer_diagnostics = diagnose_(*model_);
   }
   history_.push_back(point);
   return point;

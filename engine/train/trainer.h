@@ -1,6 +1,7 @@
 #pragma once
 // Owns one experiment: task, model, optimiser, history. Not thread-safe: one thread drives it
 // (the UI's worker, or the CLI). Internally uses config.train.threads threads.
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -12,7 +13,9 @@
 #include "model/config.h"
 #include "model/model.h"
 #include "model/trace.h"
+#include "train/layer_diagnostics.h"
 #include "train/optimizer.h"
+#include "train/qk_weight_history.h"
 
 namespace attnlab {
 
@@ -34,6 +37,7 @@ struct TrainPoint {
   double grad_norm = 0;                // before clipping
   std::vector<double> layer_grad_norm;  // per block
   std::vector<double> layer_entropy;    // mean attention entropy per layer on this batch
+  LayerDiagnostics layer_diagnostics;   // on the diagnostics probe, at validation steps when the trainer has one
   double tokens_per_second = 0;
   double seconds = 0;  // wall time of this step
 };
@@ -81,6 +85,13 @@ class Trainer {
   Trace trace(const std::vector<int>& tokens) const;
   std::vector<int> probeTokens() const;  // a fixed example from the task (same every call)
   const std::vector<TrainPoint>& history() const { return history_; }
+  // Measures each validation step's per-layer diagnostics into its TrainPoint (analysis/
+  // layer_diagnostics_probe.h makes the usual one); none set: they are not measured.
+  using DiagnosticsProbe = std::function<LayerDiagnostics(const Model&)>;
+  void setDiagnosticsProbe(DiagnosticsProbe probe) { diagnose_ = std::move(probe); }
+  // The thinned past of the query and key projections (from step 0), for the spectra over training.
+  const QkWeightHistory& qkHistory() const { return qkHistory_; }
+  QkWeightHistory& qkHistory() { return qkHistory_; }  // a checkpoint restores it
   double learningRate(int step) const;  // warmup + cosine
 
   // What continuing exactly needs beyond the weights and history (io/training_state.h saves it):
@@ -104,6 +115,8 @@ class Trainer {
   Rng dataRng_;
   int step_ = 0;
   std::vector<TrainPoint> history_;
+  DiagnosticsProbe diagnose_;
+  QkWeightHistory qkHistory_;
 };
 
 }  // namespace attnlab
