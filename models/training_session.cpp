@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "io/checkpoint.h"
 #include "step_timer.h"
+#include "train/qk_guard.h"
 #include "train/trainer.h"
 
 #include "worker_priority.h"
@@ -36,6 +37,12 @@ LossPoint lossPointOf(const TrainPoint& step) {
   return {step.step, step.loss, step.val_loss, step.accuracy, step.lr, step.grad_norm, step.layer_grad_norm, step.layer_entropy};
 }
 
+// Appends the QK-guard messages of `step` to `note`.
+void addQkGuardNote(const TrainPoint& step, double threshold, std::string& note) {
+  for (int layer : step.qk_guard_switched)
+    note += (note.empty() ? "" : "; ") + qkGuardMessage(step.step, layer, switchScore(step, layer), threshold);
+}
+
 // Where a restored experiment stands, as the progress bar shows it.
 ProgressSnapshot progressOf(const Trainer& trainer) {
   ProgressSnapshot progress;
@@ -44,6 +51,7 @@ ProgressSnapshot progressOf(const Trainer& trainer) {
   for (const TrainPoint& p : trainer.history()) {
     progress.loss = p.loss;
     progress.lr = p.lr;
+    addQkGuardNote(p, trainer.config().train.qk_guard, progress.qk_guard);
     if (!std::isnan(p.val_loss)) {
       progress.val_loss = p.val_loss;
       progress.accuracy = p.accuracy;
@@ -388,6 +396,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
     progress.lr = step.lr;
     progress.steps_per_second = stepTimer.settled() ? 1.0 / std::max(stepTimer.secondsPerStep(), 1e-9) : kNotMeasured;
     progress.seconds_left = stepTimer.secondsLeft(train.steps - step.step);
+    addQkGuardNote(step, train.qk_guard, progress.qk_guard);
     publishStep(point, progress);
   }
 }

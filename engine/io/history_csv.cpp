@@ -1,5 +1,6 @@
 // Training history as CSV: one row per TrainPoint, per-layer vectors as extra columns
-// (grad_norm_L0.., entropy_L0..). NaN is an empty cell; numbers use the shortest text that
+// (grad_norm_L0.., entropy_L0.., max_score_L0..), then, in a run where QK-guard switched a layer,
+// qk_guard_switch: the layers switched after that step, separated by ';'. NaN is an empty cell; numbers use the shortest text that
 // reads back to the same double.
 #include <algorithm>
 #include <charconv>
@@ -18,6 +19,28 @@ namespace {
 constexpr const char* kFixedColumns[] = {"step", "loss", "val_loss", "accuracy", "lr", "grad_norm", "tokens_per_second", "seconds"};
 constexpr size_t kFixedCount = std::size(kFixedColumns);
 constexpr size_t kMaxLayers = 64;  // validate() allows at most 64 layers
+constexpr const char* kGuardColumn = "qk_guard_switch";
+
+std::string layerList(const std::vector<int>& layers) {
+  std::string out;
+  for (int l : layers) out += (out.empty() ? "" : ";") + std::to_string(l);
+  return out;
+}
+
+// "0;2" -> {0, 2}; false for anything but layer numbers below `layers`.
+bool parseLayerList(std::string_view cell, std::vector<int>& out, size_t layers) {
+  out.clear();
+  while (!cell.empty()) {
+    const size_t semicolon = cell.find(';');
+    const std::string_view item = cell.substr(0, semicolon);
+    int layer = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), layer);
+    if (ec != std::errc() || end != item.data() + item.size() || layer < 0 || layer >= static_cast<int>(layers)) return false;
+    out.push_back(layer);
+    cell.remove_prefix(semicolon == std::string_view::npos ? cell.size() : semicolon + 1);
+  }
+  return true;
+}
 
 void appendNumber(std::string& out, double v) {
   if (std::isnan(v)) return;
@@ -37,19 +60,23 @@ std::vector<std::string_view> splitCells(std::string_view line) {
 }
 
 // Reads the per-layer column groups from the header; returns "" or the complaint.
-std::string parseHeader(const std::vector<std::string_view>& cells, size_t& gradLayers, size_t& entropyLayers) {
+std::string parseHeader(const std::vector<std::string_view>& cells, size_t& gradLayers, size_t& entropyLayers, size_t& scoreLayers,
+                        bool& guardColumn) {
   for (size_t i = 0; i < kFixedCount; ++i)
     if (i >= cells.size() || cells[i] != kFixedColumns[i])
       return std::string("column ") + std::to_string(i + 1) + " should be \"" + kFixedColumns[i] + "\"";
   size_t i = kFixedCount;
-  gradLayers = entropyLayers = 0;
+  gradLayers = entropyLayers = scoreLayers = 0;
   while (i < cells.size() && cells[i] == "grad_norm_L" + std::to_string(gradLayers)) ++i, ++gradLayers;
   while (i < cells.size() && cells[i] == "entropy_L" + std::to_string(entropyLayers)) ++i, ++entropyLayers;
-  if (gradLayers > kMaxLayers || entropyLayers > kMaxLayers)
+  while (i < cells.size() && cells[i] == "max_score_L" + std::to_string(scoreLayers)) ++i, ++scoreLayers;
+  guardColumn = i < cells.size() && cells[i] == kGuardColumn;
+  i += guardColumn;
+  if (gradLayers > kMaxLayers || entropyLayers > kMaxLayers || scoreLayers > kMaxLayers)
     return "more per-layer columns than the " + std::to_string(kMaxLayers) + " layers a model can have";
   if (i < cells.size())
     return "unexpected column \"" + std::string(cells[i]) + "\" (expected grad_norm_L" + std::to_string(gradLayers) +
-           " or entropy_L" + std::to_string(entropyLayers) + ")";
+           ", entropy_L" + std::to_string(entropyLayers) + ", max_score_L" + std::to_string(scoreLayers) + " or " + kGuardColumn + ")";
   return {};
 }
 
@@ -70,15 +97,20 @@ void dropIfAllNaN(std::vector<double>& values) {
 }  // namespace
 
 std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoint>& history) {
-  size_t gradLayers = 0, entropyLayers = 0;
+  size_t gradLayers = 0, entropyLayers = 0, scoreLayers = 0;
+  bool guardColumn = false;
   for (const TrainPoint& p : history) {
     gradLayers = std::max(gradLayers, p.layer_grad_norm.size());
     entropyLayers = std::max(entropyLayers, p.layer_entropy.size());
+    scoreLayers = std::max(scoreLayers, p.layer_max_score.size());
+    guardColumn = guardColumn || !p.qk_guard_switched.empty();
   }
   std::string text;
   for (size_t i = 0; i < kFixedCount; ++i) text += (i ? "," : "") + std::string(kFixedColumns[i]);
   for (size_t l = 0; l < gradLayers; ++l) text += ",grad_norm_L" + std::to_string(l);
   for (size_t l = 0; l < entropyLayers; ++l) text += ",entropy_L" + std::to_string(l);
+  for (size_t l = 0; l < scoreLayers; ++l) text += ",max_score_L" + std::to_string(l);
+  if (guardColumn) text += std::string(",") + kGuardColumn;
   text += '\n';
 
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -96,6 +128,11 @@ std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoin
       text += ',';
       appendNumber(text, l < p.layer_entropy.size() ? p.layer_entropy[l] : nan);
     }
+    for (size_t l = 0; l < scoreLayers; ++l) {
+      text += ',';
+      appendNumber(text, l < p.layer_max_score.size() ? p.layer_max_score[l] : nan);
+    }
+    if (guardColumn) text += "," + layerList(p.qk_guard_switched);
     text += '\n';
   }
   return writeFileAtomic(path, text);
@@ -111,7 +148,8 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
   if (std::string why = readWholeFile(path, text); !why.empty()) return why;
 
   std::vector<TrainPoint> parsed;
-  size_t gradLayers = 0, entropyLayers = 0;
+  size_t gradLayers = 0, entropyLayers = 0, scoreLayers = 0;
+  bool guardColumn = false;
   std::vector<std::string> columns;  // from the header row
   size_t lineNumber = 0;
   std::string_view rest = text;
@@ -126,7 +164,7 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
 
     const std::vector<std::string_view> cells = splitCells(line);
     if (columns.empty()) {
-      if (std::string why = parseHeader(cells, gradLayers, entropyLayers); !why.empty()) return where + why;
+      if (std::string why = parseHeader(cells, gradLayers, entropyLayers, scoreLayers, guardColumn); !why.empty()) return where + why;
       columns.assign(cells.begin(), cells.end());
       continue;
     }
@@ -144,15 +182,22 @@ std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& his
     double* fixed[] = {&p.loss, &p.val_loss, &p.accuracy, &p.lr, &p.grad_norm, &p.tokens_per_second, &p.seconds};
     p.layer_grad_norm.resize(gradLayers);
     p.layer_entropy.resize(entropyLayers);
-    for (size_t c = 1; c < cells.size(); ++c) {
-      double* target = c < kFixedCount               ? fixed[c - 1]
-                       : c < kFixedCount + gradLayers ? &p.layer_grad_norm[c - kFixedCount]
-                                                      : &p.layer_entropy[c - kFixedCount - gradLayers];
+    p.layer_max_score.resize(scoreLayers);
+    const size_t numbers = cells.size() - guardColumn;
+    for (size_t c = 1; c < numbers; ++c) {
+      const size_t k = c - kFixedCount;  // index into the per-layer groups
+      double* target = c < kFixedCount                  ? fixed[c - 1]
+                       : k < gradLayers                  ? &p.layer_grad_norm[k]
+                       : k < gradLayers + entropyLayers ? &p.layer_entropy[k - gradLayers]
+                                                         : &p.layer_max_score[k - gradLayers - entropyLayers];
       if (!parseCell(cells[c], *target))
         return where + columns[c] + " \"" + std::string(cells[c]) + "\" is not a number";
     }
+    if (guardColumn && !parseLayerList(cells.back(), p.qk_guard_switched, scoreLayers))
+      return where + kGuardColumn + " \"" + std::string(cells.back()) + "\" is not a list of layers with a max_score column, like 0;2";
     dropIfAllNaN(p.layer_grad_norm);
     dropIfAllNaN(p.layer_entropy);
+    dropIfAllNaN(p.layer_max_score);
     parsed.push_back(std::move(p));
   }
   if (columns.empty()) return path + ": line 1: missing the header row";

@@ -34,6 +34,8 @@ struct TrainPoint {
   double grad_norm = 0;                // before clipping
   std::vector<double> layer_grad_norm;  // per block
   std::vector<double> layer_entropy;    // mean attention entropy per layer on this batch
+  std::vector<double> layer_max_score;  // largest |s_ij| per layer on this batch (train/qk_guard.h)
+  std::vector<int> qk_guard_switched;   // layers QK-guard switched to qk_norm after this step
   double tokens_per_second = 0;
   double seconds = 0;  // wall time of this step
 };
