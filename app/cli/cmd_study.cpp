@@ -258,7 +258,8 @@ Command studyCommand() {
           "  or: attnlab-cli study seed-checks --out DIR [--quick] [--seed S] [--threads N]\n"
           "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study qk-runaway --out DIR [--quick] [--steps N] [--batch N] [--seeds 1,2,3] [--guard T] [--threads N] [--quiet]\n"
-          "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]",
+          "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--context N]\n"
+          "    [--batch N] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
           {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway or sinks"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},

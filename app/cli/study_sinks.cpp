@@ -33,7 +33,7 @@ const std::vector<Arm> kArms = {{"softmax", "softmax", "none"},
 
 struct Options {
   bool quick = false;
-  int steps = 0, threads = 2, sequences = 0;
+  int steps = 0, threads = 2, sequences = 0, dModel = 0, layers = 0, context = 0, batch = 0;
   std::vector<uint64_t> seeds;
 };
 
@@ -50,9 +50,12 @@ struct LayerRow {
 ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   ExperimentConfig c;
   if (std::string why = loadPreset("toy_language", c); !why.empty()) throw CliError(why, 1);
-  if (o.quick) c.model.d_model = 16, c.model.n_layers = 2, c.model.n_heads = 2, c.model.d_ff = 32, c.model.context = 16;
-  else c.model.d_model = 64, c.model.d_ff = 256, c.model.context = 64;  // 4 layers x 4 heads, as the preset
-  c.train.batch = o.quick ? 4 : 16;
+  if (o.quick) c.model.n_heads = 2;
+  c.model.d_model = o.dModel;
+  c.model.d_ff = 4 * o.dModel;
+  c.model.n_layers = o.layers;
+  c.model.context = o.context;
+  c.train.batch = o.batch;
   c.model.attention = {a.attention};
   c.model.output_gate = a.gate;
   c.train.steps = o.steps;
@@ -175,6 +178,10 @@ int runSinksStudy(const Args& args) {
   o.steps = static_cast<int>(args.integer("steps", o.quick ? 20 : 400, 1, 1000000));
   o.threads = threadsFrom(args, 2);
   o.sequences = o.quick ? 2 : 16;
+  o.dModel = static_cast<int>(args.integer("d-model", o.quick ? 16 : 64, 4, 1024));
+  o.layers = static_cast<int>(args.integer("layers", o.quick ? 2 : 4, 1, 16));
+  o.context = static_cast<int>(args.integer("context", o.quick ? 16 : 64, 4, 1024));
+  o.batch = static_cast<int>(args.integer("batch", o.quick ? 4 : 16, 1, 4096));
   o.seeds = seedsFrom(args, o.quick ? std::vector<uint64_t>{1, 2} : std::vector<uint64_t>{1, 2, 3});
   std::error_code ec;
   std::filesystem::create_directories(out + "/charts", ec);
@@ -222,7 +229,7 @@ int runSinksStudy(const Args& args) {
         "an element-wise or a head-wise output gate (o_i <- o_i * sigmoid(W_g x_i + b_g)), and with the learnable sink "
         "(a_ij = exp(s_ij) / (exp(z_h) + sum_j' exp(s_ij')), z_h learned per head), each trained for every seed, then "
         "measured on " << o.sequences << " held-out sequences of " << seqLen << " tokens.\n\n"
-     << "- Command: `" << studyCommand(args, "sinks", {"quick", "steps", "seeds", "threads"}) << " --out " << out << "`\n"
+     << "- Command: `" << studyCommand(args, "sinks", {"quick", "steps", "seeds", "d-model", "layers", "context", "batch", "threads"}) << " --out " << out << "`\n"
      << "- Seeds: " << seeds << "\n"
      << "- Model: d_model " << shape.model.d_model << ", " << layers << " layers, " << shape.model.n_heads << " heads, d_ff " << shape.model.d_ff
      << ", context " << shape.model.context << ", learned positions; " << o.steps << " steps of batch " << shape.train.batch << ", lr "
