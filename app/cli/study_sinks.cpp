@@ -144,10 +144,14 @@ Comparison compare(const SeedInterval& x, const SeedInterval& base) {
                             : Comparison{"not below softmax's, the intervals overlapping", "does not agree here"};
 }
 
-std::string findings(const std::vector<LayerRow>& rows, const Options& o) {
+std::string findings(const std::vector<LayerRow>& rows, const Options& o, double uniform) {
   const SeedInterval base = meanOverLayers(rows, kArms[0], o.seeds);
   std::ostringstream s;
-  s << "First-token share averaged over the layers, per seed, then over seeds: softmax " << intervalText(base) << ".\n\n";
+  s << "First-token share averaged over the layers, per seed, then over seeds: softmax " << intervalText(base) << " against "
+    << fixed(uniform, 3) << " for uniform attention: "
+    << (base.low > uniform ? "the first token is a sink here (above uniform beyond the interval)."
+                           : "no sink at this scale (not above uniform beyond the interval), so there is little for a gate to mitigate.")
+    << "\n\n";
   const char* claims[] = {"", "seed 001: gating mitigates attention sinks", "seed 001: gating mitigates attention sinks",
                           "seed 001: a learnable sink takes the weight a head would dump on the first token"};
   for (size_t i = 1; i < kArms.size(); ++i) {
@@ -249,7 +253,7 @@ int runSinksStudy(const Args& args) {
     md << " " << (a.attention == "softmax_sink" ? intervalText(intervalOf(rows, a, -1, [](const LayerRow& r) { return r.sinkShare; })) : "-")
        << " | " << (a.gate != "none" ? intervalText(intervalOf(rows, a, -1, [](const LayerRow& r) { return r.gateMean; })) : "-") << " |\n";
   }
-  md << "\n![" << png << "](" << png << ")\n\n## Against the seeds\n\n" << findings(rows, o)
+  md << "\n![" << png << "](" << png << ")\n\n## Against the seeds\n\n" << findings(rows, o, uniform)
      << "\nSmall models trained for minutes on a toy grammar: the direction at this scale, not a measurement of the "
         "papers' effect sizes.\n";
   if (o.quick) md << "\n(--quick: tiny models trained a few steps; the numbers mean nothing.)\n";
