@@ -40,6 +40,7 @@ struct ProgressSnapshot {
   double tokens_per_second = 0;  // smoothed over recent steps
   double steps_per_second = kNotMeasured;  // smoothed, including validation and trace time (StepTimer)
   double seconds_left = kNotMeasured;
+  std::string qk_guard;  // QK-guard's switches so far (train/qk_guard.h), one message each, or empty
 };
 
 // What every model snapshot of one run shares, made once when the run's worker starts.

@@ -11,6 +11,7 @@
 #include "analysis/layer_diagnostics_probe.h"
 #include "io/checkpoint.h"
 #include "step_timer.h"
+#include "train/qk_guard.h"
 #include "train/trainer.h"
 
 #include "worker_priority.h"
@@ -40,6 +41,12 @@ LossPoint lossPointOf(const TrainPoint& step) {
           step.grad_norm,     step.layer_grad_norm, step.layer_entropy, step.layer_diagnostics};
 }
 
+// Appends the QK-guard messages of `step` to `note`.
+void addQkGuardNote(const TrainPoint& step, double threshold, std::string& note) {
+  for (int layer : step.qk_guard_switched)
+    note += (note.empty() ? "" : "; ") + qkGuardMessage(step.step, layer, switchScore(step, layer), threshold);
+}
+
 // Where a restored experiment stands, as the progress bar shows it.
 ProgressSnapshot progressOf(const Trainer& trainer) {
   ProgressSnapshot progress;
@@ -48,6 +55,7 @@ ProgressSnapshot progressOf(const Trainer& trainer) {
   for (const TrainPoint& p : trainer.history()) {
     progress.loss = p.loss;
     progress.lr = p.lr;
+    addQkGuardNote(p, trainer.config().train.qk_guard, progress.qk_guard);
     if (!std::isnan(p.val_loss)) {
       progress.val_loss = p.val_loss;
       progress.accuracy = p.accuracy;
@@ -429,6 +437,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
     progress.lr = step.lr;
     progress.steps_per_second = stepTimer.settled() ? 1.0 / std::max(stepTimer.secondsPerStep(), 1e-9) : kNotMeasured;
     progress.seconds_left = stepTimer.secondsLeft(train.steps - step.step);
+    addQkGuardNote(step, train.qk_guard, progress.qk_guard);
     publishStep(point, progress);
   }
 }

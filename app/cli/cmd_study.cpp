@@ -16,6 +16,8 @@
 #include "list_flags.h"
 #include "report_chart.h"
 #include "study_extrapolation.h"
+#include "study_qk_runaway.h"
+#include "study_sinks.h"
 #include "study_seed_checks.h"
 
 namespace attnlab::cli {
@@ -241,6 +243,8 @@ int runLiveCacheStudy(const Args& args) {
 
 int runStudy(const Args& args) {
   if (args.text("subcommand") == "extrapolation") return runExtrapolationStudy(args);
+  if (args.text("subcommand") == "qk-runaway") return runQkRunawayStudy(args);
+  if (args.text("subcommand") == "sinks") return runSinksStudy(args);
   return args.text("subcommand") == "seed-checks" ? runSeedChecksStudy(args) : runLiveCacheStudy(args);
 }
 
@@ -252,9 +256,12 @@ Command studyCommand() {
           "    [--d-ff N] [--context N] [--batch N] [--lr X] [--sparsity L] [--threshold T] [--eval-sequences N]\n"
           "    [--budgets 12.5%,25%] [--policies a,b] [--threads N] [--json] [--quiet]\n"
           "  or: attnlab-cli study seed-checks --out DIR [--quick] [--seed S] [--threads N]\n"
-          "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]",
+          "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study qk-runaway --out DIR [--quick] [--steps N] [--batch N] [--seeds 1,2,3] [--guard T] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--context N]\n"
+          "    [--batch N] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks or extrapolation"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway or sinks"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
@@ -272,6 +279,7 @@ Command studyCommand() {
            {"eval-sequences", "N", "held-out sequences per evaluation (default 24)"},
            {"budgets", "LIST", "budgets of the PPL-vs-budget sweep, as shares (default 12.5%,25%,50%,75%)"},
            {"policies", "LIST", "policies of the sweep (default window,streaming_llm,h2o,tova,keydiff,snapkv,random,learned_gate)"},
+           {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
            {"quiet", "", "no progress lines on stderr"}},
@@ -287,9 +295,16 @@ Command studyCommand() {
           "importance.csv and head_drop.csv.\n\n"
           "extrapolation (seed 000, R6): trains RoPE, ALiBi, ALiBi-log, accumulated rotation (learned and random) and no\n"
           "encoding on passkey and induction for each seed at the training length, evaluates each at 1, 2 and 4 times it\n"
-          "and writes report.md (the table, and whether it agrees with seed 000), results.csv and charts/<task>.png.",
+          "and writes report.md (the table, and whether it agrees with seed 000), results.csv and charts/<task>.png.\n\n"
+          "qk-runaway (seed 001): the induction preset with softmax, qk_norm and softmax under QK-guard (train.qk_guard)\n"
+          "at the preset learning rate and 10x, with fp32 and bf16 scores, for each seed: each layer's largest score\n"
+          "against the step (scores.csv, charts/scores_*.png), final loss and accuracy with 95% intervals over seeds,\n"
+          "and which runs diverged. Default 150 steps of batch 16 per run, seeds 1,2,3.\n\n"
+          "sinks (seed 001, R8): the toy language with softmax, softmax with an element-wise or head-wise output gate, and\n"
+          "the learnable sink (softmax_sink), for each seed: the first token's share of attention per layer (mean and\n"
+          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.",
           runStudy,
-          {"live-cache", "seed-checks", "extrapolation"}};
+          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks"}};
 }
 
 }  // namespace attnlab::cli

@@ -58,7 +58,7 @@ int trainAndSave(Trainer& trainer, const std::string& out, int stopAt, const Arg
   const int firstStep = trainer.stepsDone();
   while (!trainer.finished() && !stopped()) {
     try {
-      report.onStep(trainer.trainStep());
+      report.onStep(trainer.trainStep(), trainer.config().train.qk_guard);
     } catch (const DivergenceError& e) {
       report.onDiverged(e.what(), trainer.stepsDone());
       const std::string kept =

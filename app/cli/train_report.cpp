@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "format.h"
+#include "train/qk_guard.h"
 
 namespace attnlab::cli {
 
@@ -26,7 +27,7 @@ std::string TrainReport::statusLine() const {
          duration(perStep * (totalSteps_ - last_.step));
 }
 
-void TrainReport::onStep(const TrainPoint& point) {
+void TrainReport::onStep(const TrainPoint& point, double qkGuard) {
   tokens_ += point.tokens_per_second * point.seconds;
   stepSeconds_ += point.seconds;
   last_ = point;
@@ -52,6 +53,16 @@ void TrainReport::onStep(const TrainPoint& point) {
       std::snprintf(head, sizeof(head), "step %6d/%d", point.step, totalSteps_);
       std::cout << head << "  loss " << fixed(point.loss, 4) << "  val " << fixed(point.val_loss, 4) << "  acc "
                 << percent(point.accuracy) << "  " << compactCount(tokensPerSecond()) << " tok/s" << std::endl;
+    }
+  }
+  for (int layer : point.qk_guard_switched) {
+    const double score = switchScore(point, layer);
+    if (json_) {
+      std::cout << Json{{"event", "qk_guard"}, {"step", point.step}, {"layer", layer}, {"score", score}, {"threshold", qkGuard}}.dump()
+                << std::endl;
+    } else {
+      bar_.clear();
+      std::cout << qkGuardMessage(point.step, layer, score, qkGuard) << std::endl;
     }
   }
   if (showBar_) bar_.draw(point.step, totalSteps_, statusLine(), point.step == totalSteps_);

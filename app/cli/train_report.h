@@ -14,7 +14,8 @@ class TrainReport {
   // `startStep`: the steps already done when this run starts (a resumed run), for the ETA.
   TrainReport(int totalSteps, bool json, bool quiet, int startStep = 0);
 
-  void onStep(const TrainPoint& point);
+  // Also tells each QK-guard switch (train/qk_guard.h) of the step, even under --quiet.
+  void onStep(const TrainPoint& point, double qkGuard = 0);
   void onDiverged(const std::string& reason, int lastGoodStep);
   // After at least one step: `eval` is a validation pass on the final weights, saved in `out`.
   void onFinished(const EvalResult& eval, const std::string& out, bool interrupted);

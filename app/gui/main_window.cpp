@@ -573,6 +573,7 @@ void MainWindow::showProgress(const ProgressSnapshot& p) {
   QString text = tr("loss %1").arg(p.loss, 0, 'f', 3);
   if (std::isfinite(p.val_loss)) text += tr("  \u00b7  validation %1").arg(p.val_loss, 0, 'f', 3);
   if (std::isfinite(p.accuracy)) text += tr("  \u00b7  accuracy %1%").arg(100 * p.accuracy, 0, 'f', 1);
+  if (!p.qk_guard.empty()) text += "  \u00b7  " + QString::fromStdString(p.qk_guard);
   lossLabel_->setText(text);
 }
 

@@ -91,7 +91,8 @@ std::vector<Section> sectionsOf(ExperimentConfig& c) {
         {"ov_lr_ratio", &r.ov_lr_ratio},
         {"lr_ratio_layers", &r.lr_ratio_layers},
         {"lr_ratio_from", &r.lr_ratio_from},
-        {"lr_ratio_until", &r.lr_ratio_until}}},
+        {"lr_ratio_until", &r.lr_ratio_until},
+        {"qk_guard", &r.qk_guard}}},
   };
 }
 

@@ -11,6 +11,7 @@
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
 #include "train/circuit_lr.h"
+#include "train/qk_guard.h"
 
 namespace attnlab {
 
@@ -72,6 +73,7 @@ std::string validate(const ExperimentConfig& config) {
   if (t.threads > 64) return "train.threads must be at most 64";
   if (t.eval_every < 0 || t.eval_batches <= 0) return "train.eval_every must be >= 0 and train.eval_batches > 0";
   if (auto why = validateCircuitLr(t, m.n_layers); !why.empty()) return why;
+  if (auto why = validateQkGuard(t); !why.empty()) return why;
   std::string error;
   if (!makeTask(config.task, error)) return error;
   return {};

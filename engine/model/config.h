@@ -83,6 +83,8 @@ struct TrainConfig {
   std::string lr_ratio_layers;
   int lr_ratio_from = 0;
   int lr_ratio_until = 0;
+  // QK-guard (train/qk_guard.h): a softmax layer whose largest |score| exceeds this switches to qk_norm (0: off).
+  double qk_guard = 0;
 };
 
 struct ExperimentConfig {

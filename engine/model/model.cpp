@@ -336,4 +336,12 @@ std::unique_ptr<Model> copyModel(const Model& model) {
   return copy;
 }
 
+std::unique_ptr<Model> copyModelAs(const Model& model, const ModelConfig& config) {
+  std::unique_ptr<Model> copy(new Model(config, Model::Uninitialised{}));  // a model that trains on
+  for (auto& to : copy->params().all())
+    if (const Param* from = model.params().find(to->name); from && from->shape == to->shape) to->value = from->value;
+  copy->parts_->positional->copyFixedState(*model.parts_->positional);
+  return copy;
+}
+
 }  // namespace attnlab

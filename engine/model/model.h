@@ -74,6 +74,7 @@ class Model {
   Model(const ModelConfig& config, Uninitialised, Allocation allocation = Allocation::ValuesAndGrads);  // values zero
   void initialise(uint64_t seed);
   friend std::unique_ptr<Model> copyModel(const Model& model);
+  friend std::unique_ptr<Model> copyModelAs(const Model& model, const ModelConfig& config);
 // A model whose parameters are all zero, with no random draw: to be filled from files (engine/hf).
 // Throws std::invalid_argument as the constructor does.
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
@@ -89,6 +90,10 @@ std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
 // backward or zeroGrad, head gains off):
 // what a trainer hands to views and analyses so they can work on it while training goes on.
 std::unique_ptr<Model> copyModel(const Model& model);
+// A model of `config` (the same shape with other layer variants, e.g. QK-guard's switch to qk_norm)
+// holding `model`'s value for every parameter of the same name and shape; the others are zero for
+// the caller to set. Throws std::invalid_argument as the constructor does.
+std::unique_ptr<Model> copyModelAs(const Model& model, const ModelConfig& config);
 // A model whose parameters are all zero, with no random draw and no gradient buffers (until a
 // backward or zeroGrad): to be filled from files (engine/hf). Throws std::invalid_argument as the
 // constructor does.

@@ -12,6 +12,7 @@
 #include "train/circuit_lr.h"
 #include "train/length_eval.h"
 #include "train/memory_estimate.h"
+#include "train/qk_guard.h"
 
 namespace attnlab {
 
@@ -143,6 +144,7 @@ TrainPoint Trainer::trainStep() {
     point.layer_grad_norm.push_back(std::sqrt(sq));
   }
   point.layer_entropy = model_->layerEntropy(*workspace_);
+  point.layer_max_score = layerMaxScores(*workspace_);
   point.grad_norm = clipGradients(params, config_.train.grad_clip);
   point.lr = learningRate(step_);
   if (circuitLrActive(config_.train)) {
@@ -153,6 +155,12 @@ TrainPoint Trainer::trainStep() {
   }
   step_ = stepNumber;
   qkHistory_.record(step_, params);
+  point.qk_guard_switched = layersCrossing(config_.model, point.layer_max_score, config_.train.qk_guard);
+  if (!point.qk_guard_switched.empty()) {  // the switched layers run qk_norm from the next step (train/qk_guard.h)
+    config_.model = withQkNorm(config_.model, point.qk_guard_switched);
+    model_ = switchToQkNorm(*model_, config_.model, point.qk_guard_switched, static_cast<float>(config_.train.qk_guard),
+                            config_.train, optimizer_);
+  }
 
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   point.tokens_per_second = point.seconds > 0 ? batch.B * batch.T / point.seconds : 0;

@@ -38,6 +38,8 @@ struct TrainPoint {
   std::vector<double> layer_grad_norm;  // per block
   std::vector<double> layer_entropy;    // mean attention entropy per layer on this batch
   LayerDiagnostics layer_diagnostics;   // on the diagnostics probe, at validation steps when the trainer has one
+  std::vector<double> layer_max_score;  // largest |s_ij| per layer on this batch (train/qk_guard.h)
+  std::vector<int> qk_guard_switched;   // layers QK-guard switched to qk_norm after this step
   double tokens_per_second = 0;
   double seconds = 0;  // wall time of this step
 };

@@ -1,0 +1,9 @@
+#pragma once
+// The attention-sink study (R8), run by 'attnlab-cli study sinks' (cmd_study.cpp dispatches to it).
+#include "args.h"
+
+namespace attnlab::cli {
+
+int runSinksStudy(const Args& args);
+
+}  // namespace attnlab::cli

@@ -1,0 +1,20 @@
+#pragma once
+// Mean and 95% confidence interval of a quantity measured once per seed (independent runs), as the
+// studies report them: mean +- t_{0.975, n-1} * s / sqrt(n), s the sample standard deviation.
+// Values that are not finite (a run that diverged) are left out and counted.
+#include <vector>
+
+namespace attnlab {
+
+struct SeedInterval {
+  int n = 0;        // finite values used
+  int skipped = 0;  // values left out (NaN or infinite)
+  double mean = 0, low = 0, high = 0;  // NaN without values; low = high = mean for one value (no spread known)
+  bool hasSpread() const { return n >= 2; }
+};
+
+// Student's t quantile t_{0.975, df} for df >= 1 (table to 30, the Cornish-Fisher expansion above).
+double studentT975(int degreesOfFreedom);
+SeedInterval seedInterval95(const std::vector<double>& values);
+
+}  // namespace attnlab
