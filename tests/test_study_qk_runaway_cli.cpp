@@ -74,7 +74,7 @@ class TestStudyQkRunawayCli : public QObject {
              run.out.constData());
     QVERIFY(run.out.contains("QK-guard: layer 1 at step 1"));
     const QString history = readText(out + "/history.csv");
-    QVERIFY2(history.section('\n', 0, 0).endsWith(",max_score_L0,max_score_L1,qk_guard_switch"), qPrintable(history));
+    QVERIFY2(history.section(QLatin1Char('\n'), 0, 0).contains(",max_score_L0,max_score_L1,") && history.section(QLatin1Char('\n'), 0, 0).endsWith(",qk_guard_switch"), qPrintable(history));
     QVERIFY(history.section('\n', 1, 1).endsWith(",0;1"));
     QVERIFY(readText(out + "/config.json").count("qk_norm") == 2);
   }

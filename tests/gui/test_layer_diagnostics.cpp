@@ -55,6 +55,7 @@ std::vector<std::vector<MapDiagnostics>> expectedPerStep() {
 }
 
 void checkPlotted(const TrainingView& view, const std::vector<std::vector<MapDiagnostics>>& expected) {
+  QTest::qWait(400);  // charts draw newly arrived rows together, at most every 200 ms
   for (size_t k = 0; k < expected.size(); ++k) {
     const int step = kEvery * int(k + 1);
     for (int l = 0; l < 2; ++l) {
