@@ -1,6 +1,8 @@
 #include "study_support.h"
 
+#include <algorithm>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include "cli_error.h"
@@ -40,6 +42,37 @@ std::string studyCommand(const Args& args, const std::string& name, const std::v
   for (const std::string& flag : flags)
     if (args.has(flag)) command += " --" + flag + (args.text(flag).empty() ? "" : " " + args.text(flag));
   return command;
+}
+
+namespace {
+std::string csvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return quoted + "\"";
+}
+std::string markdownCell(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  for (size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2)) text.replace(at, 1, "\\|");
+  return text;
+}
+}  // namespace
+
+std::string findingsCsv(const std::vector<Finding>& findings) {
+  std::string csv = "finding,paper,measured,verdict\n";
+  for (const Finding& f : findings) {
+    if (std::find(kVerdicts.begin(), kVerdicts.end(), f.verdict) == kVerdicts.end())
+      throw std::invalid_argument("finding '" + f.finding + "': verdict '" + f.verdict + "' is not agrees, partly or does not");
+    csv += csvField(f.finding) + "," + csvField(f.paper) + "," + csvField(f.measured) + "," + csvField(f.verdict) + "\n";
+  }
+  return csv;
+}
+
+std::string findingsMarkdown(const std::vector<Finding>& findings) {
+  std::string md = "| finding | the paper says | this run measured | verdict |\n|---|---|---|---|\n";
+  for (const Finding& f : findings)
+    md += "| " + markdownCell(f.finding) + " | " + markdownCell(f.paper) + " | " + markdownCell(f.measured) + " | " + f.verdict + " |\n";
+  return md;
 }
 
 }  // namespace attnlab::cli

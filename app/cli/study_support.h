@@ -1,6 +1,7 @@
 #pragma once
 // What the seed studies of issue 18 share: the machine line of a report, a mean with its 95%
-// interval over seeds as table text, and the --seeds flag.
+// interval over seeds as table text, the --seeds flag, and each study's findings table (findings.csv,
+// which `study all` gathers into its index).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,5 +20,17 @@ std::string intervalText(const SeedInterval& interval, int decimals = 3);
 std::vector<uint64_t> seedsFrom(const Args& args, std::vector<uint64_t> fallback);
 // The study's command line as the user typed it, for the report: "attnlab-cli study NAME" and each flag given.
 std::string studyCommand(const Args& args, const std::string& name, const std::vector<std::string>& flags);
+
+// One claim of a seed paper checked by a study: what the paper says, what this run measured (with its
+// interval), and the verdict, which is one of kVerdicts. The measured text must come from the run.
+struct Finding {
+  std::string finding, paper, measured, verdict;
+};
+inline const std::vector<std::string> kVerdicts = {"agrees", "partly", "does not"};
+// findings.csv (header finding,paper,measured,verdict; fields quoted where they hold a comma or quote)
+// as text. Throws std::invalid_argument for a verdict outside kVerdicts.
+std::string findingsCsv(const std::vector<Finding>& findings);
+// The same rows as a Markdown table, for the report's "Against the paper" section.
+std::string findingsMarkdown(const std::vector<Finding>& findings);
 
 }  // namespace attnlab::cli
