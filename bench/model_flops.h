@@ -1,7 +1,7 @@
 #pragma once
 // Model FLOPs of one training token, counted analytically from the matrix products (the formula
 // is in README.md, "Peak and model FLOPs"), the same for this engine and the PyTorch peer.
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab::bench {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab::bench {
 

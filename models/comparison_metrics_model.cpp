@@ -6,7 +6,7 @@
 #include "background_job.h"
 #include "kv/eviction_policy.h"
 #include "kv/live_cache_eval.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 
 namespace attnlab {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "data/task.h"
-#include "data/vocabulary.h"
-#include "model/config.h"
+#include "tokenizer/vocabulary.h"
+#include "experiment/experiment_config.h"
 #include "model/model.h"
 #include "model/trace.h"
 #include "train/layer_diagnostics.h"

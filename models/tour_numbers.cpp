@@ -13,8 +13,8 @@
 #include "analysis/qk_spectrum.h"
 #include "core/random.h"
 #include "interpret/activation_patching.h"
-#include "model/kv_bytes.h"
-#include "model/length_limit.h"
+#include "kv/kv_bytes.h"
+#include "positional/length_limit.h"
 #include "model/workspace.h"
 #include "train/length_eval.h"
 

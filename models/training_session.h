@@ -23,7 +23,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "core/random.h"
 #include "snapshots.h"
 

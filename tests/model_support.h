@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/random.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "model/model.h"
 #include "model/workspace.h"
 

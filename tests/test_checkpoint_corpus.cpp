@@ -12,7 +12,7 @@
 #include "io/checkpoint.h"
 #include "io/checkpoint_corpus.h"
 #include "io/config_json.h"
-#include "io/files.h"
+#include "core/files.h"
 
 using namespace attnlab;
 namespace fs = std::filesystem;

@@ -16,7 +16,7 @@
 #include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "kv/decoder.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 
 using namespace attnlab;
 using testing::randomisedModel;

@@ -12,7 +12,7 @@
 #include "core/random.h"
 #include "io/config_json.h"
 #include "model/attention_layer.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "model/model.h"
 #include "model/workspace.h"
 #include "positional/positional.h"

@@ -12,8 +12,8 @@
 #include "io/checkpoint.h"
 #include "io/comparison_file.h"
 #include "io/config_json.h"
-#include "io/files.h"
-#include "io/json_limits.h"
+#include "core/files.h"
+#include "core/json_limits.h"
 #include "train/memory_estimate.h"
 
 using namespace attnlab;

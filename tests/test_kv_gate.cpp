@@ -10,7 +10,7 @@
 
 #include "core/random.h"
 #include "kv/decoder.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "model/model.h"
 #include "train/trainer.h"
 

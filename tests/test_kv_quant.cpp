@@ -8,7 +8,7 @@
 
 #include "kv/decoder.h"
 #include "kv/row_store.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "grad_check.h"
 
 using namespace attnlab;

@@ -12,7 +12,7 @@
 #include "grad_check.h"
 #include "interpret/interpret_support.h"
 #include "kv/decoder.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "model/projection_sharing.h"
 
 using namespace attnlab;

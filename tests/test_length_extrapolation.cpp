@@ -11,7 +11,7 @@
 
 #include "data/task.h"
 #include "kv/decoder.h"
-#include "model/length_limit.h"
+#include "positional/length_limit.h"
 #include "model/workspace.h"
 #include "model_support.h"
 #include "train/length_eval.h"

@@ -11,7 +11,7 @@
 
 #include "cli_support.h"
 #include "io/checkpoint.h"
-#include "io/files.h"
+#include "core/files.h"
 
 using namespace attnlab;
 namespace fs = std::filesystem;

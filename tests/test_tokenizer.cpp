@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "data/utf8.h"
+#include "core/utf8.h"
 #include "tokenizer/byte_alphabet.h"
 #include "tokenizer/split_pattern.h"
 #include "tokenizer/tokenizer_files.h"

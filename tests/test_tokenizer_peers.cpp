@@ -11,8 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "data/utf8.h"
-#include "io/files.h"
+#include "core/utf8.h"
+#include "core/files.h"
 #include "peer_strings.h"
 #include "tokenizer/tokenizer_files.h"
 #include "tokenizer/unicode_classes.h"

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "io/torch_members.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 using namespace attnlab;
 using Json = nlohmann::json;

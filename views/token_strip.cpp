@@ -4,7 +4,7 @@
 #include <QPainter>
 #include <QToolTip>
 
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 
 namespace attnlab {
 

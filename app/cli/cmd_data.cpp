@@ -12,7 +12,7 @@
 #include "export_folder.h"
 #include "format.h"
 #include "hf/hf_model.h"
-#include "io/files.h"
+#include "core/files.h"
 #include "io/config_json.h"
 #include "setup.h"
 

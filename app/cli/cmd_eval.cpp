@@ -12,7 +12,7 @@
 #include "format.h"
 #include "kv/live_cache_eval.h"
 #include "list_flags.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "model/workspace.h"
 #include "opened_model.h"
 #include "setup.h"

@@ -11,7 +11,7 @@
 #include "hf/pretrained_copy.h"
 #include "io/checkpoint.h"
 #include "io/config_json.h"
-#include "io/files.h"
+#include "core/files.h"
 #include "io/fixed_angle_table.h"
 #include "io/torch_members.h"
 #include "setup.h"

@@ -10,7 +10,7 @@
 #include "eviction_flags.h"
 #include "format.h"
 #include "kv/decoder.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "sample/next_token.h"
 #include "opened_model.h"
 #include "setup.h"

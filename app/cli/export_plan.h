@@ -2,7 +2,7 @@
 // 'export pytorch --scale': what a scaled-up version of an experiment would need before anything runs.
 #include <string>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab::cli {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "args.h"
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 #include "hf/hf_model.h"
 #include "io/checkpoint.h"
 

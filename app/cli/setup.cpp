@@ -6,7 +6,7 @@
 #include "cli_error.h"
 #include "hf/hf_model.h"
 #include "io/config_json.h"
-#include "io/files.h"
+#include "core/files.h"
 
 namespace attnlab::cli {
 

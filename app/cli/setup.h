@@ -5,7 +5,7 @@
 
 #include "args.h"
 #include "io/checkpoint.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab::cli {
 

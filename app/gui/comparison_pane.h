@@ -7,7 +7,7 @@
 #include <QFrame>
 #include <memory>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "snapshots.h"
 #include "training_session.h"
 #include "view_kind.h"

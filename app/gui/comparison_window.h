@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/comparison_file.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "snapshots.h"
 #include "training_session.h"
 

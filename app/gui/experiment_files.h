@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "io/checkpoint.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "training_session.h"
 
 class QTimer;

@@ -362,6 +362,12 @@ QWidget* ExperimentPanel::buildFooter() {
 
 // ---- showing a config -------------------------------------------------------------------------
 
+// A picker of one config value (the gates, the encoding, the task), not one of the attention
+// variant pickers, which together make the list model.attention.
+bool ExperimentPanel::isSingleValuePicker(const QComboBox* box) {
+  return !box->objectName().startsWith(QLatin1String("model.attention"));
+}
+
 void ExperimentPanel::setAppliedConfig(const ExperimentConfig& config) {
   applied_ = config;
   showEditors(config);
@@ -374,26 +380,17 @@ void ExperimentPanel::showEditors(const ExperimentConfig& c) {
   name_->setText(q(c.name));
   description_->setText(q(c.description));
   description_->setVisible(!c.description.empty());
+  // Every editor is named by its config key: the engine's field table gives its value.
+  auto text = [&c](const QString& key) {
+    std::string value;
+    configFieldText(c, key.toStdString(), value);
+    return value;
+  };
+  for (NumberField* f : fields_) f->setText(q(text(f->key())));
+  for (QCheckBox* box : checks_) box->setChecked(text(box->objectName()) == "true");
+  for (QComboBox* box : pickers_)
+    if (isSingleValuePicker(box)) choose(box, text(box->objectName()));
   const ModelConfig& m = c.model;
-  const TrainConfig& t = c.train;
-  const std::pair<const char*, double> numbers[] = {
-      {"model.d_model", m.d_model},   {"model.n_layers", m.n_layers},         {"model.n_heads", m.n_heads},
-      {"model.n_kv_heads", m.n_kv_heads}, {"model.d_ff", m.d_ff},             {"model.context", m.context},
-      {"model.retention_sparsity", m.retention_sparsity}, {"model.kv_latent_dim", m.kv_latent_dim},
-      {"model.kv_share_group", m.kv_share_group}, {"task.seq_len", c.task.seq_len},
-      {"train.steps", t.steps},       {"train.batch", t.batch},               {"train.lr", t.lr},
-      {"train.warmup", t.warmup},     {"train.threads", t.threads},           {"train.eval_every", t.eval_every}};
-  for (const auto& [key, value] : numbers) field(QLatin1String(key))->setNumber(value);
-  field(QStringLiteral("train.seed"))->setText(QString::number(t.seed));
-  checkBox(QStringLiteral("model.attention_only"))->setChecked(m.attention_only);
-  checkBox(QStringLiteral("model.tied_embeddings"))->setChecked(m.tied_embeddings);
-  checkBox(QStringLiteral("model.value_gate"))->setChecked(m.value_gate);
-  checkBox(QStringLiteral("model.retention_gate"))->setChecked(m.retention_gate);
-  choose(picker(QStringLiteral("model.output_gate")), m.output_gate);
-  choose(picker(QStringLiteral("model.projection_sharing")), m.projection_sharing);
-  choose(picker(QStringLiteral("model.score_precision")), m.score_precision);
-  choose(positional_, m.positional);
-  choose(task_, c.task.name);
   textFile_ = q(c.task.text_path);
 
   layerChoice_.clear();
@@ -486,52 +483,29 @@ QString ExperimentPanel::readEditors(ExperimentConfig& c) const {
   c.model.vocab = 0;  // from the task, which the editors may have changed
   c.name = name_->text().trimmed().toStdString();
   QString first;
-  auto number = [&](const char* key, auto& target) {
-    NumberField* f = field(QLatin1String(key));
-    std::optional<double> value;
-    const QString why = f->read(value);
-    f->setProblem(why);
-    if (!why.isEmpty()) {
-      if (first.isEmpty()) first = why;
-      return;
+  // Each editor writes its value through --set's parser, keyed by its config key: a value the
+  // field table refuses marks the editor with the reason.
+  auto assign = [&](const QString& key, const QString& value) { return q(applyOverride(c, (key + QLatin1Char('=') + value).toStdString())); };
+  for (NumberField* f : fields_) {
+    QString why;
+    if (f->key() == QLatin1String("train.seed")) {
+      quint64 seed = 0;
+      why = f->readUnsigned(seed);
+      if (why.isEmpty()) why = assign(f->key(), QString::number(seed));
+    } else {
+      std::optional<double> value;
+      why = f->read(value);
+      // empty: 0, which the engine reads as the default (d_model / 4, the context, ...)
+      if (why.isEmpty()) why = assign(f->key(), value ? QString::number(*value, 'g', 17) : QStringLiteral("0"));
     }
-    target = static_cast<std::remove_reference_t<decltype(target)>>(value.value_or(0));
-  };
-  ModelConfig& m = c.model;
-  TrainConfig& t = c.train;
-  number("model.d_model", m.d_model);
-  number("model.n_layers", m.n_layers);
-  number("model.n_heads", m.n_heads);
-  number("model.n_kv_heads", m.n_kv_heads);
-  number("model.d_ff", m.d_ff);
-  number("model.context", m.context);
-  number("model.retention_sparsity", m.retention_sparsity);
-  number("model.kv_latent_dim", m.kv_latent_dim);
-  number("model.kv_share_group", m.kv_share_group);
-  number("task.seq_len", c.task.seq_len);
-  number("train.steps", t.steps);
-  number("train.batch", t.batch);
-  number("train.lr", t.lr);
-  number("train.warmup", t.warmup);
-  number("train.threads", t.threads);
-  number("train.eval_every", t.eval_every);
-  {
-    NumberField* seed = field(QStringLiteral("train.seed"));
-    quint64 value = 0;
-    const QString why = seed->readUnsigned(value);
-    seed->setProblem(why);
-    if (why.isEmpty()) t.seed = value;
-    else if (first.isEmpty()) first = why;
+    f->setProblem(why);
+    if (first.isEmpty()) first = why;
   }
-  m.attention_only = checkBox(QStringLiteral("model.attention_only"))->isChecked();
-  m.tied_embeddings = checkBox(QStringLiteral("model.tied_embeddings"))->isChecked();
-  m.value_gate = checkBox(QStringLiteral("model.value_gate"))->isChecked();
-  m.retention_gate = checkBox(QStringLiteral("model.retention_gate"))->isChecked();
-  m.output_gate = choiceOf(picker(QStringLiteral("model.output_gate"))).toStdString();
-  m.projection_sharing = choiceOf(picker(QStringLiteral("model.projection_sharing"))).toStdString();
-  m.score_precision = choiceOf(picker(QStringLiteral("model.score_precision"))).toStdString();
-  m.positional = choiceOf(positional_).toStdString();
-  c.task.name = choiceOf(task_).toStdString();
+  for (QCheckBox* box : checks_) assign(box->objectName(), box->isChecked() ? QStringLiteral("true") : QStringLiteral("false"));
+  for (QComboBox* box : pickers_)
+    if (isSingleValuePicker(box))
+      if (const QString why = assign(box->objectName(), choiceOf(box)); first.isEmpty()) first = why;
+  ModelConfig& m = c.model;
   c.task.text_path = c.task.name == "text" ? textFile_.toStdString() : std::string();
 
   m.attention.clear();

@@ -10,7 +10,7 @@
 #include <QStringList>
 #include <vector>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 class QCheckBox;
 class QComboBox;
@@ -91,6 +91,7 @@ class ExperimentPanel : public QDockWidget {
 
   QLineEdit* name_ = nullptr;
   QLabel* description_ = nullptr;
+  static bool isSingleValuePicker(const QComboBox* box);
   std::vector<NumberField*> fields_;
   std::vector<QCheckBox*> checks_;
   std::vector<QComboBox*> pickers_;

@@ -5,7 +5,7 @@
 #include <QStringList>
 #include <vector>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "tour_file.h"
 
 namespace attnlab {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "finished_run_dialog.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "snapshots.h"
 #include "training_session.h"
 #include "view_kind.h"

@@ -11,10 +11,10 @@
 #include <optional>
 #include <vector>
 
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 #include "fine_tune_dialog.h"
 #include "hf/hf_model.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 class QWidget;
 

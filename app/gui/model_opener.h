@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 #include "hf/hf_model.h"
 
 class QProgressDialog;

@@ -4,7 +4,7 @@
 #include <QDialog>
 #include <vector>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 class QDialogButtonBox;
 class QLabel;

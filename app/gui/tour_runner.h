@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "snapshots.h"
 #include "tour_file.h"
 

@@ -11,7 +11,7 @@
 
 #include <Eigen/Dense>
 
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 #include "model/model.h"
 
 namespace attnlab {

@@ -11,8 +11,8 @@
 
 #include <Eigen/Dense>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "config/model_config.h"
+#include "core/params.h"
 
 namespace attnlab {
 

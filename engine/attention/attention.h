@@ -17,8 +17,8 @@
 #include "core/random.h"
 #include "core/registry.h"
 #include "core/settings.h"
-#include "model/config.h"
-#include "model/params.h"
+#include "config/model_config.h"
+#include "core/params.h"
 
 namespace attnlab {
 
@@ -93,7 +93,7 @@ class AttentionVariant {
   // and multiplies each output o_i by p_i.
   virtual bool needsPresence() const { return false; }
   // False for variants that decode from a constant-size state instead of a growing KV cache
-  // (linear attention); model/kv_bytes.h then counts 0 bytes per token for the layer, and
+  // (linear attention); kv/kv_bytes.h then counts 0 bytes per token for the layer, and
   // the decoder steps recurrentState() instead.
   virtual bool cachesKeysAndValues() const { return true; }
   // For variants that do not cache keys and values: a fresh decoding state of query head `head`.

@@ -4,7 +4,7 @@
 
 #include "attention/attention.h"
 #include "attention/softmax_core.h"
-#include "model/gates.h"
+#include "attention/presence.h"
 
 namespace attnlab {
 namespace {

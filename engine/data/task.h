@@ -8,8 +8,8 @@
 #include "core/random.h"
 #include "core/registry.h"
 #include "core/settings.h"
-#include "data/vocabulary.h"
-#include "model/config.h"
+#include "tokenizer/vocabulary.h"
+#include "config/task_config.h"
 
 namespace attnlab {
 

@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "data/task_support.h"
-#include "data/utf8.h"
+#include "core/utf8.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/tokenizer_files.h"
 

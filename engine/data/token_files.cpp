@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "data/task_support.h"
-#include "io/files.h"
+#include "core/files.h"
 #include "tokenizer/tokenizer_files.h"
 
 namespace attnlab {

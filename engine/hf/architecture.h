@@ -17,7 +17,7 @@
 
 #include "core/registry.h"
 #include "core/tensor.h"
-#include "model/config.h"
+#include "config/model_config.h"
 
 namespace attnlab::hf {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "hf/hf_model.h"
-#include "io/files.h"
+#include "core/files.h"
 
 namespace attnlab::hf {
 

@@ -8,8 +8,8 @@
 
 #include "hf/architecture.h"
 #include "hf/pretrained_copy.h"
-#include "io/checkpoint.h"
-#include "io/files.h"
+#include "core/files.h"
+#include "core/files.h"
 
 namespace attnlab::hf {
 

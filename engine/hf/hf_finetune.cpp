@@ -5,7 +5,6 @@
 
 #include "data/task.h"
 #include "hf/pretrained_copy.h"
-#include "io/config_json.h"
 
 namespace attnlab::hf {
 
@@ -45,7 +44,7 @@ ExperimentConfig fineTuneExperiment(const HfModelInfo& info, const std::string& 
 std::string makeFineTuner(std::unique_ptr<Model>& model, const ExperimentConfig& config, std::unique_ptr<Trainer>& out) {
   if (!model) return "no model to fine-tune";
   if (config.task.tokenizer.empty()) return "task.tokenizer must name the model's folder (its tokenizer encodes the text)";
-  if (configToJson({.model = config.model}) != configToJson({.model = model->config()}))
+  if (config.model != model->config())
     return "the experiment's model settings differ from the opened model's";
   const int seqLen = config.task.seq_len > 0 ? std::min(config.task.seq_len, config.model.context) : config.model.context;
   // The weights are in memory already; training adds the rest.
@@ -78,7 +77,7 @@ std::string pretrainedOrigin(const ExperimentConfig& config, HfModelInfo& info) 
   const std::string& dir = config.task.tokenizer;
   if (dir.empty()) return "the model was not fine-tuned from a Hugging Face folder (task.tokenizer is empty)";
   if (std::string why = readPretrainedDescription(dir, info); !why.empty()) return "task.tokenizer: " + why;
-  if (configToJson({.model = info.config}) != configToJson({.model = config.model}))
+  if (info.config != config.model)
     return dir + ": its config.json no longer describes this model (changed since the fine-tuning?)";
   info.parameters = parameterCount(info.config);
   return {};

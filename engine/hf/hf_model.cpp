@@ -9,9 +9,9 @@
 
 #include "hf/architecture.h"
 #include "hf/tensor_file.h"
-#include "io/files.h"
-#include "io/folder_links.h"
-#include "io/json_limits.h"
+#include "core/files.h"
+#include "core/folder_links.h"
+#include "core/json_limits.h"
 
 namespace attnlab::hf {
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "model/config.h"
+#include "config/model_config.h"
 #include "model/model.h"
 
 namespace attnlab::hf {

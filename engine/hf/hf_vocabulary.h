@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 
 namespace attnlab::hf {
 

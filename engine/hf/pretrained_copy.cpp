@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "io/checkpoint.h"  // writeFileAtomic
-#include "io/files.h"
+#include "core/files.h"
+#include "core/files.h"
 
 namespace attnlab::hf {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "io/files.h"
-#include "io/json_limits.h"
+#include "core/files.h"
+#include "core/json_limits.h"
 
 namespace attnlab::hf {
 

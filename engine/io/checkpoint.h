@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "experiment/experiment_config.h"
+#include "core/files.h"  // writeFileAtomic, which every checkpoint writer uses
+#include "core/params.h"
 #include "train/trainer.h"
 
 namespace attnlab {
@@ -35,7 +36,5 @@ std::string writeSafetensors(const std::string& path, const ParamStore& params);
 std::string readSafetensors(const std::string& path, ParamStore& params);
 std::string writeHistoryCsv(const std::string& path, const std::vector<TrainPoint>& history);
 std::string readHistoryCsv(const std::string& path, std::vector<TrainPoint>& history);
-// Writes `bytes` to `path` via a temporary file in the same folder and a rename.
-std::string writeFileAtomic(const std::string& path, const std::string& bytes);
 
 }  // namespace attnlab

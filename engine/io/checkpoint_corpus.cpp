@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "io/config_json.h"
-#include "io/files.h"
+#include "core/files.h"
 
 namespace attnlab {
 

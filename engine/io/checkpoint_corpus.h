@@ -7,7 +7,7 @@
 #include <string>
 
 #include "io/checkpoint.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab {
 

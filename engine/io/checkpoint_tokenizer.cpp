@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "io/checkpoint.h"
-#include "io/files.h"
+#include "core/files.h"
 #include "tokenizer/tokenizer_files.h"
 
 namespace attnlab {

@@ -4,8 +4,8 @@
 
 #include "io/checkpoint.h"
 #include "io/config_json.h"
-#include "io/files.h"
-#include "io/json_limits.h"
+#include "core/files.h"
+#include "core/json_limits.h"
 #include "io/json_read.h"
 
 namespace attnlab {

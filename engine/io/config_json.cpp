@@ -1,5 +1,5 @@
 #include "io/config_json.h"
-#include "io/json_limits.h"
+#include "core/json_limits.h"
 
 #include <algorithm>
 #include <cctype>
@@ -323,7 +323,51 @@ std::string applyTo(ExperimentConfig& config, std::string_view key, std::string_
   return std::visit(TextReader{value, path}, field->ref);
 }
 
+// One field's value in the form --set reads back: integers and booleans plainly, reals in their
+// shortest exact form, lists comma-separated.
+struct TextWriter {
+  std::string operator()(const int* v) const { return std::to_string(*v); }
+  std::string operator()(const uint64_t* v) const { return std::to_string(*v); }
+  std::string operator()(const double* v) const {
+    char buffer[64];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, *v).ptr;
+    return std::string(buffer, end);
+  }
+  std::string operator()(const bool* v) const { return *v ? "true" : "false"; }
+  std::string operator()(const std::string* v) const { return *v; }
+  std::string operator()(const std::vector<std::string>* v) const {
+    std::string text;
+    for (const std::string& name : *v) text += (text.empty() ? "" : ",") + name;
+    return text;
+  }
+  std::string operator()(const Settings*) const { return {}; }
+};
+
 }  // namespace
+
+std::vector<std::string> configFieldKeys() {
+  ExperimentConfig c;
+  std::vector<std::string> keys;
+  for (const Field& f : topFieldsOf(c))
+    if (!std::holds_alternative<Settings*>(f.ref)) keys.emplace_back(f.key);
+  for (const Section& section : sectionsOf(c))
+    for (const Field& f : section.fields)
+      if (!std::holds_alternative<Settings*>(f.ref)) keys.push_back(std::string(section.key) + "." + f.key);
+  return keys;
+}
+
+std::string configFieldText(const ExperimentConfig& config, const std::string& key, std::string& text) {
+  ExperimentConfig copy = config;  // the field table holds mutable references
+  const std::vector<std::string_view> parts = splitKey(key);
+  std::vector<Field> top = topFieldsOf(copy);
+  std::vector<Section> sections = sectionsOf(copy);
+  Field* field = nullptr;
+  if (parts.size() == 1) field = findByKey(top, parts[0]);
+  else if (Section* section = parts.size() == 2 ? findByKey(sections, parts[0]) : nullptr) field = findByKey(section->fields, parts[1]);
+  if (!field || std::holds_alternative<Settings*>(field->ref)) return "no single value is named " + quoteText(key);
+  text = std::visit([](auto* v) { return TextWriter{}(v); }, field->ref);
+  return {};
+}
 
 std::string configToJson(const ExperimentConfig& config) {
   ExperimentConfig copy = config;  // the field table holds mutable references

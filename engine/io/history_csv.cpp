@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "io/checkpoint.h"
-#include "io/files.h"
+#include "core/files.h"
 
 namespace attnlab {
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/checkpoint.h"
-#include "io/files.h"
-#include "io/json_limits.h"
+#include "core/files.h"
+#include "core/json_limits.h"
 
 namespace attnlab {
 

@@ -5,7 +5,7 @@
 // option values, model and training keys), and that the package checks its own tables against.
 #include <string>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab {
 

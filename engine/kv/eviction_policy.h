@@ -12,7 +12,7 @@
 #include "core/registry.h"
 #include "core/settings.h"
 #include "kv/kv_cache.h"
-#include "model/config.h"
+#include "config/model_config.h"
 
 namespace attnlab {
 

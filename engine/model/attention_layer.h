@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/presence.h"
 #include "core/random.h"
 #include "core/tensor.h"
-#include "model/config.h"
+#include "config/model_config.h"
 #include "model/gates.h"
 #include "model/hooks.h"
-#include "model/params.h"
+#include "core/params.h"
 #include "model/trace.h"
 #include "positional/positional.h"
 

@@ -8,8 +8,8 @@
 
 #include "core/random.h"
 #include "core/tensor.h"
-#include "model/config.h"
-#include "model/params.h"
+#include "config/model_config.h"
+#include "core/params.h"
 
 namespace attnlab {
 

@@ -8,7 +8,7 @@
 // AttentionLayer's share of it is in cross_layer_kv.cpp.
 #include <string>
 
-#include "model/config.h"
+#include "config/model_config.h"
 
 namespace attnlab {
 

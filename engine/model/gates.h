@@ -5,8 +5,7 @@
 //                 contribution (handed to the variant as its key gate); the loss adds
 //                 lambda * mean(g) so that the model learns to keep few keys;
 //   G2 output:    o_i <- o_i * sigmoid(W_g x_i + b_g), element-wise or one scalar per head (A10);
-//   G3 presence:  p_i = ||h_i||^2 / (tau + ||h_i||^2) of the token's hidden carrier h_i (the block
-//                 input), used by presence-coupled variants (OAttention, A5);
+//   G3 presence:  in attention/presence.h, beside the variants that use it (OAttention);
 //   G4 value:     v_j <- sigmoid(v_j) (sigmoid-value detector heads, A8).
 // x is the layer's normalised input, [B*T, d_model] token rows. Forward beside backward; backward
 // functions accumulate (+=) into parameter gradients and into dx.
@@ -17,7 +16,7 @@
 #include "core/random.h"
 #include "core/settings.h"
 #include "core/tensor.h"
-#include "model/params.h"
+#include "core/params.h"
 
 namespace attnlab {
 
@@ -64,16 +63,6 @@ class RetentionGate {
   double lossWeight_;
   Param *w_, *b_;
 };
-
-// ---- G3 presence ----------------------------------------------------------------------------
-
-// tau, declared by the variants that need presence (so validation and the UI see it).
-SettingSpec presenceTauSpec();
-// p_t = n_t / (tau + n_t), n_t = ||h_t||^2 summed in index order, so p_t depends on h_t alone
-// (bitwise) and is exactly 0 for a zero carrier.
-void presenceForward(const Mat& h, float tau, std::vector<float>& p);
-// dh += dp_t * dp/dh = dp_t * tau / (tau + n_t)^2 * 2 h_t.
-void presenceBackward(const Mat& h, float tau, const std::vector<float>& dp, Mat& dh);
 
 // ---- G4 value gate --------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "model/attention_layer.h"
-#include "model/length_limit.h"
+#include "positional/length_limit.h"
 #include "model/ops.h"
 #include "model/workspace.h"
 #include "positional/positional.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "config/model_config.h"
+#include "core/params.h"
 #include "model/trace.h"
 
 namespace attnlab {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
+#include "config/model_config.h"
 
 namespace attnlab {
 

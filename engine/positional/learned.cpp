@@ -1,4 +1,4 @@
-#include "model/length_limit.h"
+#include "positional/length_limit.h"
 #include "positional/positional.h"
 
 namespace attnlab {
@@ -28,7 +28,7 @@ class LearnedAbsolute : public PositionalEncoding {
   Param* table_ = nullptr;
 };
 
-// Row t exists only for t < context: the model refuses longer sequences (model/length_limit.h).
+// Row t exists only for t < context: the model refuses longer sequences (positional/length_limit.h).
 static const bool kLimitedToContext = declarePositionLimited("learned");
 
 ATTNLAB_REGISTER(PositionalRegistry, "learned", "x_t += P[t], a learned table of context x d_model",

@@ -12,8 +12,8 @@
 #include "core/registry.h"
 #include "core/settings.h"
 #include "core/tensor.h"
-#include "model/config.h"
-#include "model/params.h"
+#include "config/model_config.h"
+#include "core/params.h"
 
 namespace attnlab {
 

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "data/utf8.h"
-#include "data/vocabulary.h"
+#include "core/utf8.h"
+#include "tokenizer/vocabulary.h"
 #include "tokenizer/byte_alphabet.h"
 #include "tokenizer/split_pattern.h"
 #include "tokenizer/tokenizer_files.h"

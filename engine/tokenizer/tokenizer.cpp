@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "data/utf8.h"
+#include "core/utf8.h"
 #include "tokenizer/nfc.h"
 #include "tokenizer/unicode_classes.h"
 

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "data/utf8.h"
-#include "io/files.h"
-#include "io/folder_links.h"
-#include "io/json_limits.h"
+#include "core/utf8.h"
+#include "core/files.h"
+#include "core/folder_links.h"
+#include "core/json_limits.h"
 
 namespace attnlab {
 

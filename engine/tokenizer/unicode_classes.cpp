@@ -5,7 +5,7 @@
 #include <iterator>
 #include <string>
 
-#include "data/utf8.h"
+#include "core/utf8.h"
 
 namespace attnlab {
 namespace {

@@ -5,17 +5,6 @@
 namespace attnlab {
 namespace {
 
-// "1,3" -> {1, 3}; false on anything but comma-separated whole numbers.
-bool parseLayers(const std::string& text, std::vector<int>& layers) {
-  layers.clear();
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) {
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 4) return false;
-    layers.push_back(std::stoi(item));
-  }
-  return true;
-}
-
 enum class Circuit { none, qk, ov };
 
 // "blocks.3.attn.wq.weight" -> layer 3, QK.
@@ -34,26 +23,11 @@ Circuit circuitOf(const std::string& name, int& layer) {
 
 }  // namespace
 
-std::string validateCircuitLr(const TrainConfig& c, int layers) {
-  for (auto [key, v] : {std::pair{"train.qk_lr_ratio", c.qk_lr_ratio}, {"train.ov_lr_ratio", c.ov_lr_ratio}})
-    if (!(v >= 0 && v <= 100)) return std::string(key) + " must be in [0, 100] (1 is the base learning rate)";
-  std::vector<int> list;
-  if (!parseLayers(c.lr_ratio_layers, list))
-    return "train.lr_ratio_layers must list layer indices separated by commas, e.g. \"1,2\" (empty: every layer)";
-  for (const int l : list)
-    if (l >= layers)
-      return "train.lr_ratio_layers names layer " + std::to_string(l) + " but the model has " + std::to_string(layers) + " (0 to " +
-             std::to_string(layers - 1) + ")";
-  if (c.lr_ratio_from < 0 || c.lr_ratio_until < 0 || (c.lr_ratio_until > 0 && c.lr_ratio_until <= c.lr_ratio_from))
-    return "train.lr_ratio_from and lr_ratio_until must be >= 0 with until > from (until 0: to the end)";
-  return {};
-}
-
 bool circuitLrActive(const TrainConfig& c) { return c.qk_lr_ratio != 1.0 || c.ov_lr_ratio != 1.0; }
 
 std::vector<float> circuitLrRatios(const ParamStore& params, const TrainConfig& c, int step) {
   std::vector<int> layers;
-  parseLayers(c.lr_ratio_layers, layers);  // validated with the config
+  parseLayerList(c.lr_ratio_layers, layers);  // validated with the config
   const bool inWindow = step >= c.lr_ratio_from && (c.lr_ratio_until == 0 || step < c.lr_ratio_until);
   std::vector<float> ratios;
   for (const auto& p : params.all()) {

@@ -6,14 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "config/train_config.h"
+#include "core/params.h"
 
 namespace attnlab {
 
-// "" when train.qk_lr_ratio, ov_lr_ratio, lr_ratio_layers and the step window are usable for a
-// model of `layers` layers, else the one-line reason.
-std::string validateCircuitLr(const TrainConfig& config, int layers);
+// (config/train_config.h's validateTrainConfig checks the ratios, layers and step window.)
 // True when some ratio differs from 1 (otherwise the optimiser runs exactly as without them).
 bool circuitLrActive(const TrainConfig& config);
 // The factor on lr for each parameter of `params` (in store order) at 0-based step `step`.

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab {
 

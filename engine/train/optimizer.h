@@ -2,8 +2,8 @@
 // AdamW with decoupled weight decay (Loshchilov & Hutter), applied to every Param with decay=true.
 #include <vector>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "config/train_config.h"
+#include "core/params.h"
 
 namespace attnlab {
 

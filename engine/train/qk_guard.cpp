@@ -8,11 +8,6 @@
 
 namespace attnlab {
 
-std::string validateQkGuard(const TrainConfig& c) {
-  if (!(c.qk_guard >= 0 && c.qk_guard <= 1e6)) return "train.qk_guard must be a score threshold in [0, 1e6] (0: off)";
-  return {};
-}
-
 std::vector<double> layerMaxScores(const Workspace& ws) {
   std::vector<double> out;
   for (const BlockActs& block : ws.blocks) {

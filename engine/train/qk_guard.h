@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
+#include "config/model_config.h"
+#include "config/train_config.h"
 #include "model/model.h"
 #include "train/optimizer.h"
 #include "train/trainer.h"
@@ -17,8 +18,6 @@ namespace attnlab {
 
 struct Workspace;
 
-// "" when train.qk_guard is usable, else the one-line reason.
-std::string validateQkGuard(const TrainConfig& config);
 // Per layer, the largest finite |s_ij| (j <= i) of the last forward's scores on `ws`, over the whole batch.
 std::vector<double> layerMaxScores(const Workspace& ws);
 // The layers the guard switches after a step whose largest scores were `maxScores`: softmax layers above `threshold`.

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/params.h"
+#include "core/params.h"
 
 namespace attnlab {
 

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "model/length_limit.h"
+#include "positional/length_limit.h"
 #include "model/workspace.h"
 #include "train/circuit_lr.h"
 #include "train/length_eval.h"

@@ -10,7 +10,7 @@
 
 #include "core/random.h"
 #include "data/task.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 #include "model/model.h"
 #include "model/trace.h"
 #include "train/layer_diagnostics.h"

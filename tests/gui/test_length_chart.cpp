@@ -16,7 +16,7 @@
 #include "length_chart.h"
 #include "length_sweep.h"
 #include "length_view.h"
-#include "model/length_limit.h"
+#include "positional/length_limit.h"
 #include "tiny_experiment.h"
 #include "train/length_eval.h"
 #include "training_session.h"

@@ -4,7 +4,7 @@
 #include <QtTest>
 
 #include "attention_map_model.h"
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 #include "probe_editor.h"
 #include "token_strip.h"
 #include "tokenizer/bpe_trainer.h"

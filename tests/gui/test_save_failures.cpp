@@ -18,7 +18,7 @@
 #include <map>
 
 #include "../cli_support.h"
-#include "io/files.h"
+#include "core/files.h"
 #include "training_session.h"
 
 using namespace attnlab;

@@ -17,7 +17,7 @@
 #include <random>
 #include <thread>
 
-#include "io/files.h"
+#include "core/files.h"
 
 namespace fs = std::filesystem;
 

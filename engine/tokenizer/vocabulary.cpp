@@ -1,8 +1,8 @@
-#include "data/vocabulary.h"
+#include "tokenizer/vocabulary.h"
 
 #include <stdexcept>
 
-#include "data/utf8.h"
+#include "core/utf8.h"
 #include "tokenizer/tokenizer.h"
 
 namespace attnlab {

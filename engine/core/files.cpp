@@ -1,4 +1,4 @@
-#include "io/files.h"
+#include "core/files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,6 @@
 #include <sstream>
 #include <system_error>
 
-#include "io/checkpoint.h"
 
 namespace attnlab {
 

@@ -5,7 +5,7 @@
 //   static const bool limited = declarePositionLimited("learned");
 #include <string>
 
-#include "model/config.h"
+#include "config/model_config.h"
 
 namespace attnlab {
 

@@ -1,4 +1,4 @@
-#include "model/params.h"
+#include "core/params.h"
 
 #include <stdexcept>
 

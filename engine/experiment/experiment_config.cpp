@@ -1,4 +1,4 @@
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 #include <memory>
 #include <sstream>
@@ -10,8 +10,6 @@
 #include "model/gates.h"
 #include "model/projection_sharing.h"
 #include "positional/positional.h"
-#include "train/circuit_lr.h"
-#include "train/qk_guard.h"
 
 namespace attnlab {
 
@@ -65,15 +63,7 @@ std::string validate(const ExperimentConfig& config) {
   if (!(m.norm_eps > 0 && m.norm_eps < 1)) return "model.norm_eps must be in (0, 1)";
   if (!isMlpName(m.mlp)) return "model.mlp '" + m.mlp + "' is not available (known: " + kMlpNames + ")";
   if (m.parallel_residual && m.attention_only) return "model.parallel_residual needs the MLP (model.attention_only is true)";
-  if (!(t.lr > 0 && t.lr < 10)) return "train.lr must be in (0, 10)";
-  if (t.warmup < 0) return "train.warmup must be >= 0";
-  if (!(t.beta1 >= 0 && t.beta1 < 1 && t.beta2 >= 0 && t.beta2 < 1)) return "train.beta1 and train.beta2 must be in [0, 1)";
-  if (t.weight_decay < 0 || t.grad_clip < 0 || t.eps <= 0) return "train.weight_decay, grad_clip must be >= 0 and eps > 0";
-  if (t.min_lr_ratio < 0 || t.min_lr_ratio > 1) return "train.min_lr_ratio must be in [0, 1]";
-  if (t.threads > 64) return "train.threads must be at most 64";
-  if (t.eval_every < 0 || t.eval_batches <= 0) return "train.eval_every must be >= 0 and train.eval_batches > 0";
-  if (auto why = validateCircuitLr(t, m.n_layers); !why.empty()) return why;
-  if (auto why = validateQkGuard(t); !why.empty()) return why;
+  if (auto why = validateTrainConfig(t, m.n_layers); !why.empty()) return why;
   std::string error;
   if (!makeTask(config.task, error)) return error;
   return {};

@@ -1,4 +1,4 @@
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 
 #include "attention/attention.h"
 #include "model/projection_sharing.h"

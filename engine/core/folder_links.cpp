@@ -1,4 +1,4 @@
-#include "io/folder_links.h"
+#include "core/folder_links.h"
 
 #include <algorithm>
 #include <filesystem>

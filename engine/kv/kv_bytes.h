@@ -3,7 +3,7 @@
 #include <cstddef>
 
 #include "kv/row_store.h"
-#include "model/config.h"
+#include "config/model_config.h"
 
 namespace attnlab {
 

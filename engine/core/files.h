@@ -1,6 +1,5 @@
 #pragma once
-// Small POSIX file helpers shared by the checkpoint writers and readers.
-// (writeFileAtomic itself is public, in io/checkpoint.h.)
+// Small POSIX file helpers shared by every writer and reader of files.
 #include <string>
 
 namespace attnlab {
@@ -15,6 +14,8 @@ std::string readWholeFile(const std::string& path, std::string& bytes);
 std::string randomTag();
 // Makes a folder's entries (new files, renames) durable. Returns "" or "<dir>: <reason>".
 std::string syncFolder(const std::string& dir);
+// Writes `bytes` to `path` via a temporary file in the same folder, flushed, and a rename.
+std::string writeFileAtomic(const std::string& path, const std::string& bytes);
 // The reason for the last failed system call, e.g. "No space left on device".
 std::string lastSystemError();
 

@@ -1,4 +1,4 @@
-#include "io/json_limits.h"
+#include "core/json_limits.h"
 
 namespace attnlab {
 

@@ -1,7 +1,6 @@
 #pragma once
-// Everything that defines an experiment: the model's shape and parts, the task, and training.
-// Serialised to config.json by io/config_json.h; validated by validate().
-#include <cstdint>
+// The model's shape and parts: what the engine builds (model/model.h) and every layer below it reads.
+// A ground type: it names registry members by string and includes nothing of theirs.
 #include <string>
 #include <vector>
 
@@ -47,56 +46,7 @@ struct ModelConfig {
   // The layer whose keys and values `layer` attends over: the first of its group (itself without sharing).
   int kvSourceOf(int layer) const { return kv_share_group > 1 ? layer - layer % kv_share_group : layer; }
   const std::string& attentionOf(int layer) const { return attention.size() == 1 ? attention[0] : attention.at(layer); }
+  bool operator==(const ModelConfig&) const = default;  // every field equal: the same model
 };
-
-struct TaskConfig {
-  std::string name = "toy_language";
-  Settings settings;      // task-specific (e.g. pairs, modulus, length_multiplier)
-  std::string text_path;  // for the "text" task: a UTF-8 file, character level
-  // For "text": a folder whose tokenizer files (tokenizer.json, or vocab.json + merges.txt) encode
-  // the file, as fine-tuning a pretrained model needs (hf/hf_finetune.h). Such a model keeps its
-  // own sizes: the lab's caps on the models it builds do not apply.
-  std::string tokenizer;
-  int seq_len = 0;        // 0 means the model's context
-};
-
-struct TrainConfig {
-  int steps = 1000;
-  int batch = 16;
-  double lr = 3e-3;
-  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
-  int warmup = 50;
-  double weight_decay = 0.01;
-  double beta1 = 0.9;
-  double beta2 = 0.98;
-  double eps = 1e-8;
-  double grad_clip = 1.0;  // 0 disables clipping
-  uint64_t seed = 1;
-  int threads = 2;
-  int eval_every = 100;  // steps between validation evaluations (0: only at the end)
-  int eval_batches = 4;
-  // Separate learning rates for the two attention circuits (seeds 000, 004; train/circuit_lr.h):
-  // W_q, W_k (QK) and W_v, W_o (OV) of the layers listed ("" = all, else e.g. "1,2") step at
-  // lr x ratio during steps [from, until) (until 0 = to the end). Ratios 1 are the baseline, bit for bit.
-  double qk_lr_ratio = 1.0;
-  double ov_lr_ratio = 1.0;
-  std::string lr_ratio_layers;
-  int lr_ratio_from = 0;
-  int lr_ratio_until = 0;
-  // QK-guard (train/qk_guard.h): a softmax layer whose largest |score| exceeds this switches to qk_norm (0: off).
-  double qk_guard = 0;
-};
-
-struct ExperimentConfig {
-  std::string name = "default";
-  std::string description;
-  ModelConfig model;
-  TaskConfig task;
-  TrainConfig train;
-};
-
-// Returns "" when the configuration can be built, else one line saying what is wrong and why
-// (checks shapes, registry names and each member's settings).
-std::string validate(const ExperimentConfig& config);
 
 }  // namespace attnlab

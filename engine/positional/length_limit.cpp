@@ -1,4 +1,4 @@
-#include "model/length_limit.h"
+#include "positional/length_limit.h"
 
 #include <algorithm>
 #include <vector>
