@@ -31,7 +31,7 @@ Options optionsFrom(const Args& args) {
   Options o;
   o.quick = args.has("quick");
   o.quiet = args.has("quiet");
-  o.threads = threadsFrom(args, 2);
+  o.threads = threadsFrom(args, o.quick ? 1 : 2);  // tiny models: a second thread only waits, the more so on a loaded machine
   o.snapshots = o.quick ? 4 : 20;
   o.steps = args.integer("steps", 0, 1, 1000000);
   if (args.has("seed") && args.has("seeds")) throw CliError("give --seeds LIST or --seed S (one seed), not both");
