@@ -135,6 +135,7 @@ class TestStudySeedChecksCli : public QObject {
       const char* message;
     } cases[] = {{{"--seeds", "1,x"}, "--seeds '1,x' is not a list of whole numbers"},
                  {{"--seed", "1", "--seeds", "1,2"}, "give --seeds LIST or --seed S (one seed), not both"},
+                 {{"--seeds", "1,2,1"}, "--seeds lists seed 1 twice"},
                  {{"--steps", "0"}, "--steps"}};
     for (const auto& c : cases) {
       const Run run = runCli(QStringList{"study", "seed-checks", "--quick", "--out", out} + c.flags);

@@ -3,6 +3,7 @@
 // R3 (seed 000), study_seed_checks_spectra.cpp: QK spectra of induction models under RoPE, learned
 // absolute positions and ALiBi; R7 (seed 001), study_seed_checks_head_drop.cpp: head-drop curves by
 // importance order on those models and on recall, copy, sorting and toy-language models.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -37,6 +38,9 @@ Options optionsFrom(const Args& args) {
   if (args.has("seed") && args.has("seeds")) throw CliError("give --seeds LIST or --seed S (one seed), not both");
   o.seeds = args.has("seed") ? std::vector<uint64_t>{static_cast<uint64_t>(args.integer("seed", 1, 0, std::numeric_limits<long long>::max()))}
                              : seedsFrom(args, o.quick ? std::vector<uint64_t>{1, 2} : std::vector<uint64_t>{1, 2, 3});
+  for (size_t i = 0; i < o.seeds.size(); ++i)  // a repeated seed repeats a run and would narrow the intervals falsely
+    if (std::find(o.seeds.begin(), o.seeds.begin() + i, o.seeds[i]) != o.seeds.begin() + i)
+      throw CliError("--seeds lists seed " + std::to_string(o.seeds[i]) + " twice: each seed must be a run of its own");
   return o;
 }
 
