@@ -130,12 +130,9 @@ int runSeedChecksStudy(const Args& args) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<SeedCheckRun> runs = runAll(casesFor(o), o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<SeedCheckRun> spectral;
-  for (const SeedCheckRun& r : runs)
-    if (r.spec.spectral) spectral.push_back(r);
 
   const OffscreenGui gui;
-  const StudySection r3 = spectraSection(spectral, out), r7 = headDropSection(runs, out);
+  const StudySection r3 = spectraSection(runs, out), r7 = headDropSection(runs, out);
   std::vector<Finding> findings = r3.findings;
   findings.insert(findings.end(), r7.findings.begin(), r7.findings.end());
 

@@ -18,8 +18,8 @@ struct StudySection {
   std::vector<std::pair<std::string, std::string>> files;  // CSV name and text
 };
 
-// Both need an OffscreenGui alive; they write their charts under `out`/charts and throw CliError
-// when one cannot be written.
+// spectraSection reads the spectral runs only. Both need an OffscreenGui alive; they write their
+// charts under `out`/charts and throw CliError when one cannot be written.
 StudySection spectraSection(const std::vector<SeedCheckRun>& runs, const std::string& out);
 StudySection headDropSection(const std::vector<SeedCheckRun>& runs, const std::string& out);
 

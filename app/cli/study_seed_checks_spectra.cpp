@@ -266,6 +266,8 @@ StudySection spectraSection(const std::vector<SeedCheckRun>& runs, const std::st
      << "### Over training\n\nEvery head's rotational share at each snapshot (spectra.csv), one chart per model and seed; "
         "the strongest previous-token head at the last step is marked, the null drawn's mean is dashed.\n\n";
   for (const std::string& file : rotationCharts(models, out)) md << "![" << file << "](" << file << ")\n";
+  md << "\nSeed 000's claim on timing (the rotational signature emerges with the behaviour, not before it) is not scored "
+        "here: the charts show it per head against the step.\n";
   section.markdown = md.str();
   section.findings = {nullFinding(models), rotationFinding(models, "induction-rope", "induction-learned", "learned absolute positions"),
                       rotationFinding(models, "induction-rope", "induction-alibi", "ALiBi")};
