@@ -101,7 +101,7 @@ class TestStudySeedChecksCli : public QObject {
 
     const QStringList findings = linesOf(out + "/findings.csv");
     QCOMPARE(findings.value(0), QString("finding,paper,measured,verdict"));
-    QCOMPARE(findings.size(), 1 + 5);
+    QCOMPARE(findings.size(), 1 + 6);
     bool sawShare = false, sawRotation = false;
     for (const QString& line : findings.mid(1)) {
       const QStringList f = csvFields(line);
@@ -109,7 +109,7 @@ class TestStudySeedChecksCli : public QObject {
       QVERIFY2(QStringList({"agrees", "partly", "does not"}).contains(f[3]), qPrintable(line));
       QVERIFY2(report.contains(f[2]), qPrintable("findings.csv's measured text is not in the report: " + f[2]));
       sawShare |= f[2].startsWith(shareText + "; 72.5% ");
-      sawRotation |= f[0].contains("than under learned") && f[2].startsWith("rotational share of the strongest previous-token head: RoPE " + cell + ",");
+      sawRotation |= f[0].contains("than under learned") && f[2].startsWith("rotational share (imaginary share of M's eigenvalues) of the strongest previous-token head: RoPE " + cell + ",");
     }
     QVERIFY2(sawShare, qPrintable("no finding measures " + shareText));
     QVERIFY(sawRotation);

@@ -2,7 +2,8 @@
 // RoPE, learned absolute positions and ALiBi, for every seed. At step 0 against the Ginibre null;
 // after training, how rotational the strongest previous-token head is (the imaginary share of the
 // eigenvalues of M = W_q^T W_k: 0 for a real spectrum, near 0.5 for the random null, 1 for a pure
-// rotation), and that share over training per head (charts/rotational_share_*.png).
+// rotation; under RoPE also the rotational share of its per-frequency phase blocks), and the
+// eigenvalue share over training per head (charts/rotational_share_*.png).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -106,12 +107,12 @@ std::string spectraCsv(const std::vector<SeedCheckRun>& runs) {
 
 std::string nullDrawCsv(const std::vector<SeedCheckRun>& runs) {
   std::ostringstream csv;
-  csv << "model,positional,seed,layer,head,radius_over_null,imaginary_share,skew_energy_share,henrici\n";
+  csv << "model,positional,seed,layer,head,radius_over_null,imaginary_share,skew_energy_share,henrici,rope_rotational_share\n";
   for (const SeedCheckRun& r : runs)
     for (const QkSpectrum& s : r.nullDraw)
       csv << r.spec.label << "," << r.config.model.positional << "," << r.seed << "," << s.layer << "," << s.head << ","
           << fixed(s.spectral_radius / r.circularRadius, 6) << "," << fixed(s.imaginary_share, 6) << "," << fixed(s.skew_energy_share, 6)
-          << "," << fixed(s.henrici, 6) << "\n";
+          << "," << fixed(s.henrici, 6) << "," << (s.rope.empty() ? "" : fixed(s.rope_rotational_share, 6)) << "\n";
   return csv.str();
 }
 
@@ -143,7 +144,7 @@ std::string trainedTable(const std::vector<std::pair<std::string, Runs>>& models
         "Per seed the head with the highest previous-token score (mean attention on key i-1 over repeated random "
         "sequences) at the last step; its rotational share is the imaginary share of the eigenvalues of M; the other heads' "
         "median for comparison; under RoPE also the rotational share of the per-frequency 2x2 blocks (sum Im z_m^2 / sum "
-        "|z_m|^2). A head is a clear previous-token head at a score of "
+        "|z_m|^2: the phase channel where RoPE's rotation sits, about 0.5 for the null drawn). A head is a clear previous-token head at a score of "
      << fixed(kPreviousTokenHeadMin, 1) << " or more. Mean over seeds with the 95% interval. Data: spectra.csv (last step).\n\n"
      << "| model | accuracy | head per seed (layer.head) | previous-token score | induction score | rotational share | others' median | "
         "RoPE block rotational share |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
@@ -238,7 +239,7 @@ Finding rotationFinding(const std::vector<std::pair<std::string, Runs>>& models,
   auto share = [](const Runs& r) { return ofBest(r, [](const HeadSnapshot& s) { return s.spectrum.imaginary_share; }); };
   auto score = [](const Runs& r) { return ofBest(r, [](const HeadSnapshot& s) { return s.maps.previous_token; }); };
   const SeedInterval scoreA = score(a), scoreB = score(b);
-  std::string measured = "rotational share of the strongest previous-token head: RoPE " + intervalText(share(a)) + ", " + otherName +
+  std::string measured = "rotational share (imaginary share of M's eigenvalues) of the strongest previous-token head: RoPE " + intervalText(share(a)) + ", " + otherName +
                          " " + intervalText(share(b)) + "; RoPE minus " + otherName + " per seed " + intervalText(d) +
                          "; previous-token score RoPE " + intervalText(scoreA) + ", " + otherName + " " + intervalText(scoreB);
   std::string verdict = positiveVerdict(d);
@@ -246,9 +247,38 @@ Finding rotationFinding(const std::vector<std::pair<std::string, Runs>>& models,
     measured += " (below " + fixed(kPreviousTokenHeadMin, 1) + ": no clear previous-token head formed)";
     if (verdict == "agrees") verdict = "partly";
   }
-  return {"R3: the RoPE previous-token head is more rotational than under " + otherName,
+  return {"R3: by M's eigenvalues, the RoPE previous-token head is more rotational than under " + otherName,
           "seed 000: the strongest previous-token heads are rotational under RoPE, content-like (not rotational) under " + otherName,
           measured, verdict};
+}
+
+// Under RoPE the rotation sits in the per-frequency phase channel (Im z_m), not in M's eigenvalues:
+// the strongest previous-token head's block rotational share against the null drawn's, per seed.
+Finding phaseFinding(const std::vector<std::pair<std::string, Runs>>& models, const std::string& rope) {
+  Runs runs;
+  for (const auto& m : models)
+    if (m.first == rope) runs = m.second;
+  std::vector<double> nullShare, difference;
+  for (const SeedCheckRun* r : runs) {
+    std::vector<double> heads;
+    for (const QkSpectrum& s : r->nullDraw) heads.push_back(s.rope_rotational_share);
+    nullShare.push_back(mean(heads));
+    difference.push_back(strongestPreviousTokenHead(*r)->spectrum.rope_rotational_share - nullShare.back());
+  }
+  const SeedInterval d = seedInterval95(difference);
+  const SeedInterval score = ofBest(runs, [](const HeadSnapshot& s) { return s.maps.previous_token; });
+  std::string measured = "RoPE block rotational share of the strongest previous-token head " +
+                         intervalText(ofBest(runs, [](const HeadSnapshot& s) { return s.spectrum.rope_rotational_share; })) +
+                         " against the null drawn's " + intervalText(seedInterval95(nullShare)) + "; difference per seed " +
+                         intervalText(d) + "; previous-token score " + intervalText(score);
+  std::string verdict = positiveVerdict(d);
+  if (score.mean < kPreviousTokenHeadMin) {
+    measured += " (below " + fixed(kPreviousTokenHeadMin, 1) + ": no clear previous-token head formed)";
+    if (verdict == "agrees") verdict = "partly";
+  }
+  return {"R3: under RoPE the previous-token head is rotational in the per-frequency phase channel",
+          "seed 000: RoPE previous-token heads are rotational; zeroing the per-frequency phase Im(M_t) removes induction", measured,
+          verdict};
 }
 
 }  // namespace
@@ -269,7 +299,7 @@ StudySection spectraSection(const std::vector<SeedCheckRun>& runs, const std::st
   md << "\nSeed 000's claim on timing (the rotational signature emerges with the behaviour, not before it) is not scored "
         "here: the charts show it per head against the step.\n";
   section.markdown = md.str();
-  section.findings = {nullFinding(models), rotationFinding(models, "induction-rope", "induction-learned", "learned absolute positions"),
+  section.findings = {nullFinding(models), phaseFinding(models, "induction-rope"), rotationFinding(models, "induction-rope", "induction-learned", "learned absolute positions"),
                       rotationFinding(models, "induction-rope", "induction-alibi", "ALiBi")};
   section.files = {{"spectra.csv", spectraCsv(runs)}, {"null_draw.csv", nullDrawCsv(runs)}};
   return section;
