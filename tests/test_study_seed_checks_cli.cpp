@@ -123,6 +123,7 @@ class TestStudySeedChecksCli : public QObject {
       if (model.startsWith("induction"))
         for (const char* seed : {"1", "2"})
           QVERIFY(QFileInfo(out + "/charts/rotational_share_" + model + "_seed" + seed + ".png").size() > 1000);
+      QCOMPARE(QFileInfo::exists(out + "/charts/rope_block_share_" + model + "_seed1.png"), model == "induction-rope");
     }
     for (const char* csv : {"null_draw.csv", "importance.csv", "head_drop.csv"}) QVERIFY2(linesOf(out + "/" + csv).size() > 1, csv);
   }

@@ -167,30 +167,41 @@ std::string trainedTable(const std::vector<std::pair<std::string, Runs>>& models
   return md.str();
 }
 
-// Every head's rotational share against the step, one chart per model and seed.
+// Which rotational share of a head's spectrum a chart draws.
+using ShareOf = double (*)(const QkSpectrum&);
+double eigenvalueShare(const QkSpectrum& s) { return s.imaginary_share; }
+double phaseBlockShare(const QkSpectrum& s) { return s.rope_rotational_share; }
+
+// Every head's `share` against the step for one run, the null drawn's mean dashed.
+std::string shareChart(const SeedCheckRun& r, ShareOf share, const std::string& what, const std::string& stem, const std::string& out) {
+  const HeadSnapshot* best = strongestPreviousTokenHead(r);
+  LineChart chart{r.spec.label + ", seed " + std::to_string(r.seed) + ": " + what + " of each head over training", "step", what, {}, false};
+  std::map<std::pair<int, int>, ChartSeries> series;
+  for (const HeadSnapshot& s : r.snapshots) {
+    ChartSeries& line = series[{s.layer, s.head}];
+    line.name = "head " + std::to_string(s.layer) + "." + std::to_string(s.head) +
+                (s.layer == best->layer && s.head == best->head ? " (prev-token)" : "");
+    line.x.push_back(s.step);
+    line.y.push_back(share(s.spectrum));
+  }
+  for (auto& [head, line] : series) chart.series.push_back(line);
+  std::vector<double> nullShares;
+  for (const QkSpectrum& s : r.nullDraw) nullShares.push_back(share(s));
+  const double null = mean(nullShares);
+  chart.series.push_back({"null drawn (mean)", {0, double(r.snapshots.back().step)}, {null, null}, true});
+  const std::string file = "charts/" + stem + "_" + r.spec.label + "_seed" + std::to_string(r.seed) + ".png";
+  if (std::string why = writeLineChartPng(chart, out + "/" + file); !why.empty()) throw CliError(why, 1);
+  return file;
+}
+
+// Per model and seed the eigenvalue share of every head over training, and under RoPE the phase blocks' share.
 std::vector<std::string> rotationCharts(const std::vector<std::pair<std::string, Runs>>& models, const std::string& out) {
   std::vector<std::string> files;
   for (const auto& [label, runs] : models)
     for (const SeedCheckRun* r : runs) {
-      const HeadSnapshot* best = strongestPreviousTokenHead(*r);
-      LineChart chart{label + ", seed " + std::to_string(r->seed) + ": rotational share of each head over training", "step",
-                      "imaginary share of M's eigenvalues", {}, false};
-      std::map<std::pair<int, int>, ChartSeries> series;
-      for (const HeadSnapshot& s : r->snapshots) {
-        ChartSeries& line = series[{s.layer, s.head}];
-        line.name = "head " + std::to_string(s.layer) + "." + std::to_string(s.head) +
-                    (s.layer == best->layer && s.head == best->head ? " (prev-token)" : "");
-        line.x.push_back(s.step);
-        line.y.push_back(s.spectrum.imaginary_share);
-      }
-      for (auto& [head, line] : series) chart.series.push_back(line);
-      std::vector<double> nullShares;
-      for (const QkSpectrum& s : r->nullDraw) nullShares.push_back(s.imaginary_share);
-      const double null = mean(nullShares);
-      chart.series.push_back({"null drawn (mean)", {0, double(r->snapshots.back().step)}, {null, null}, true});
-      const std::string file = "charts/rotational_share_" + label + "_seed" + std::to_string(r->seed) + ".png";
-      if (std::string why = writeLineChartPng(chart, out + "/" + file); !why.empty()) throw CliError(why, 1);
-      files.push_back(file);
+      files.push_back(shareChart(*r, eigenvalueShare, "imaginary share of M's eigenvalues", "rotational_share", out));
+      if (!r->snapshots.front().spectrum.rope.empty())
+        files.push_back(shareChart(*r, phaseBlockShare, "RoPE phase blocks' rotational share", "rope_block_share", out));
     }
   return files;
 }
@@ -293,8 +304,9 @@ StudySection spectraSection(const std::vector<SeedCheckRun>& runs, const std::st
   StudySection section;
   std::ostringstream md;
   md << "## R3: QK spectra by positional encoding (seed 000)\n\n" << initTable(models) << "\n" << trainedTable(models) << "\n"
-     << "### Over training\n\nEvery head's rotational share at each snapshot (spectra.csv), one chart per model and seed; "
-        "the strongest previous-token head at the last step is marked, the null drawn's mean is dashed.\n\n";
+     << "### Over training\n\nEvery head's rotational share at each snapshot (spectra.csv), one chart per model and seed "
+        "(under RoPE a second one of the phase blocks' share); the strongest previous-token head at the last step is marked, "
+        "the null drawn's mean is dashed.\n\n";
   for (const std::string& file : rotationCharts(models, out)) md << "![" << file << "](" << file << ")\n";
   md << "\nSeed 000's claim on timing (the rotational signature emerges with the behaviour, not before it) is not scored "
         "here: the charts show it per head against the step.\n";
