@@ -160,7 +160,8 @@ StudySection headDropSection(const std::vector<SeedCheckRun>& runs, const std::s
         "ablation importance (loss increase when the head alone is removed, importance.csv); resilience is the mean of the "
         "task metric over the curve from no head removed to all (for a task without answers, minus the mean loss). An order "
         "counts as the most (least) resilient of a case only when strictly above (below) both others. Mean over seeds with "
-        "the 95% interval; curves in head_drop.csv, resilience per order in resilience.csv.\n\n"
+        "the 95% interval; curves in head_drop.csv (intact: its first point, no head removed), resilience per order in "
+        "resilience.csv.\n\n"
      << table(runs) << "\n";
   for (const std::string& file : charts(runs, out)) md << "![" << file << "](" << file << ")\n";
   section.markdown = md.str();

@@ -145,7 +145,7 @@ std::string trainedTable(const std::vector<std::pair<std::string, Runs>>& models
         "sequences) at the last step; its rotational share is the imaginary share of the eigenvalues of M; the other heads' "
         "median for comparison; under RoPE also the rotational share of the per-frequency 2x2 blocks (sum Im z_m^2 / sum "
         "|z_m|^2: the phase channel where RoPE's rotation sits, about 0.5 for the null drawn). A head is a clear previous-token head at a score of "
-     << fixed(kPreviousTokenHeadMin, 1) << " or more. Mean over seeds with the 95% interval. Data: spectra.csv (last step).\n\n"
+     << fixed(kPreviousTokenHeadMin, 1) << " or more. Mean over seeds with the 95% interval. Data: spectra.csv (last step); held-out accuracy: runs.csv.\n\n"
      << "| model | accuracy | head per seed (layer.head) | previous-token score | induction score | rotational share | others' median | "
         "RoPE block rotational share |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& [label, runs] : models) {
