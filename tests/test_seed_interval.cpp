@@ -65,6 +65,27 @@ class TestSeedInterval : public QObject {
     const double coverage = double(held) / trials;  // binomial sd 0.0034
     QVERIFY2(coverage > 0.935 && coverage < 0.965, qPrintable(QString::number(coverage)));
   }
+
+  void wilsonMatchesNewcombesTable() {
+    // Newcombe (1998), Statistics in Medicine 17:857, table I, method 3 (score interval without correction)
+    const struct {
+      int k, n;
+      double low, high;
+    } cases[] = {{81, 263, 0.2553, 0.3662}, {15, 148, 0.0624, 0.1605}, {0, 20, 0.0, 0.1611}, {1, 29, 0.0061, 0.1718}};
+    for (const auto& c : cases) {
+      const ShareInterval r = wilsonInterval95(c.k, c.n);
+      QCOMPARE(r.share, double(c.k) / c.n);
+      QVERIFY2(std::abs(r.low - c.low) < 1e-4 && std::abs(r.high - c.high) < 1e-4,
+               qPrintable(QString("%1/%2: [%3, %4]").arg(c.k).arg(c.n).arg(r.low).arg(r.high)));
+    }
+  }
+
+  void wilsonStaysInsideTheUnitInterval() {
+    const ShareInterval all = wilsonInterval95(10, 10);  // 1 - 0.2775, where a t-interval would have no width
+    QCOMPARE(all.high, 1.0);
+    QVERIFY(std::abs(all.low - 0.72247) < 1e-4);
+    QVERIFY(std::isnan(wilsonInterval95(0, 0).share) && std::isnan(wilsonInterval95(3, 2).low));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestSeedInterval)

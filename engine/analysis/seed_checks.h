@@ -1,32 +1,55 @@
 #pragma once
-// The two seed checks of the analyses issue, on freshly trained toy models:
-//   (a) seed 000: at initialisation every head sits at the Ginibre null; after training, the
-//       strongest previous-token head is rotational under RoPE and content-like (not rotational)
-//       under learned absolute positions and ALiBi. Trains a 2-layer attention-only model on the
-//       induction task once per positional encoding and follows spectra and maps over training.
-//   (b) seed 001: head-drop curves in ascending, descending and random order of importance; is
-//       ascending the most resilient order? Measured on every model trained here.
-// The result is a short Markdown report and CSV tables (written by the caller).
+// One run behind `attnlab-cli study seed-checks` (R3 and R7): a toy model trained from a preset for
+// one seed, and what the two seed checks read off it:
+//   R3 (seed 000), spectral cases only: every head's QK spectrum and attention-map diagnostics at
+//       evenly spaced snapshots over training, step 0 (initialisation) included, with the Ginibre
+//       null of the configuration and every head of a fresh model of another seed (the null drawn);
+//   R7 (seed 001): head importance and the head-drop curves in ascending, descending and random
+//       order of importance, after training.
+// The study (app/cli/study_seed_checks.cpp) chooses cases, sizes and seeds and writes the report.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "analysis/head_importance.h"
+#include "analysis/map_diagnostics.h"
+#include "analysis/qk_spectrum.h"
+#include "model/config.h"
+
 namespace attnlab {
 
-struct SeedCheckOptions {
-  bool quick = false;  // fewer steps and cases (about 2 minutes on 2 free cores)
-  int threads = 2;
-  uint64_t seed = 1;
-  std::function<void(const std::string&)> progress;  // one line per stage, may be empty
+struct SeedCheckCase {
+  std::string label;                   // e.g. "induction-rope"
+  std::string preset;
+  std::vector<std::string> overrides;  // "key=value", applied in order after the preset
+  bool spectral = false;               // followed over training (R3)
 };
 
-struct SeedCheckFile {
-  std::string name;  // e.g. "report.md"
-  std::string text;
+struct HeadSnapshot {
+  int step = 0, layer = 0, head = 0;
+  MapDiagnostics maps;
+  QkSpectrum spectrum;
+  double radiusOverNull = 0;  // spectral radius over the null's circular-law radius
 };
 
-// Throws std::runtime_error (from training) only on a divergence; the report says what was found.
-std::vector<SeedCheckFile> runSeedChecks(const SeedCheckOptions& options);
+struct SeedCheckRun {
+  SeedCheckCase spec;
+  uint64_t seed = 0;
+  ExperimentConfig config;  // as trained
+  double seconds = 0;       // training and measuring
+  double accuracy = 0;      // held-out after training; NaN when the task has no answers
+  std::vector<HeadSnapshot> snapshots;  // spectral cases: every head at every snapshot, by step
+  std::vector<QkSpectrum> nullDraw;     // spectral cases: every head of the fresh model
+  double circularRadius = 0;
+  HeadImportanceReport importance;
+};
+
+// Trains `spec` from `seed` on `threads` threads; a spectral case takes `snapshots` + 1 evenly
+// spaced snapshots (step 0 and the last step included). Throws std::invalid_argument for a bad
+// preset or override and DivergenceError (train/trainer.h) when training diverges.
+SeedCheckRun runSeedCheck(const SeedCheckCase& spec, uint64_t seed, int threads, int snapshots);
+
+// The head with the highest previous-token score at the run's last snapshot; null without snapshots.
+const HeadSnapshot* strongestPreviousTokenHead(const SeedCheckRun& run);
 
 }  // namespace attnlab

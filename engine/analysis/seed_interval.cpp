@@ -1,5 +1,6 @@
 #include "analysis/seed_interval.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab {
@@ -32,6 +33,19 @@ SeedInterval seedInterval95(const std::vector<double>& values) {
   const double half = studentT975(r.n - 1) * std::sqrt(squares / (r.n - 1)) / std::sqrt(static_cast<double>(r.n));
   r.low = r.mean - half;
   r.high = r.mean + half;
+  return r;
+}
+
+ShareInterval wilsonInterval95(int successes, int trials) {
+  ShareInterval r{successes, trials, std::nan(""), std::nan(""), std::nan("")};
+  if (trials <= 0 || successes < 0 || successes > trials) return r;
+  // The p whose normal test at z just accepts k / n: (p + z^2 / 2n -+ z sqrt(p(1-p)/n + z^2 / 4n^2)) / (1 + z^2 / n)
+  const double z = 1.959964, n = trials, p = successes / n, shrink = 1 + z * z / n;
+  const double centre = (p + z * z / (2 * n)) / shrink;
+  const double half = z / shrink * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n));
+  r.share = p;
+  r.low = std::max(0.0, centre - half);
+  r.high = std::min(1.0, centre + half);
   return r;
 }
 

@@ -2,6 +2,8 @@
 // Mean and 95% confidence interval of a quantity measured once per seed (independent runs), as the
 // studies report them: mean +- t_{0.975, n-1} * s / sqrt(n), s the sample standard deviation.
 // Values that are not finite (a run that diverged) are left out and counted.
+// A share of cases (k of n runs in which something held) gets Wilson's score interval instead: it
+// stays inside [0, 1] and keeps a width at 0 of n and n of n, where mean +- t s / sqrt(n) does not.
 #include <vector>
 
 namespace attnlab {
@@ -16,5 +18,12 @@ struct SeedInterval {
 // Student's t quantile t_{0.975, df} for df >= 1 (table to 30, the Cornish-Fisher expansion above).
 double studentT975(int degreesOfFreedom);
 SeedInterval seedInterval95(const std::vector<double>& values);
+
+struct ShareInterval {
+  int successes = 0, trials = 0;
+  double share = 0, low = 0, high = 0;  // NaN without trials
+};
+// Wilson's 95% score interval for `successes` of `trials` (0 <= successes <= trials).
+ShareInterval wilsonInterval95(int successes, int trials);
 
 }  // namespace attnlab
