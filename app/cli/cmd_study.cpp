@@ -16,6 +16,7 @@
 #include "list_flags.h"
 #include "report_chart.h"
 #include "study_extrapolation.h"
+#include "study_projection_sharing.h"
 #include "study_qk_runaway.h"
 #include "study_sinks.h"
 #include "study_seed_checks.h"
@@ -245,6 +246,7 @@ int runStudy(const Args& args) {
   if (args.text("subcommand") == "extrapolation") return runExtrapolationStudy(args);
   if (args.text("subcommand") == "qk-runaway") return runQkRunawayStudy(args);
   if (args.text("subcommand") == "sinks") return runSinksStudy(args);
+  if (args.text("subcommand") == "projection-sharing") return runProjectionSharingStudy(args);
   return args.text("subcommand") == "seed-checks" ? runSeedChecksStudy(args) : runLiveCacheStudy(args);
 }
 
@@ -259,9 +261,11 @@ Command studyCommand() {
           "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study qk-runaway --out DIR [--quick] [--steps N] [--batch N] [--seeds 1,2,3] [--guard T] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--context N]\n"
-          "    [--batch N] [--threads N] [--quiet]",
+          "    [--batch N] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study projection-sharing --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N]\n"
+          "    [--heads N] [--kv-heads N] [--context N] [--batch N] [--eval-batches N] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway or sinks"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway, sinks or projection-sharing"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
@@ -279,6 +283,8 @@ Command studyCommand() {
            {"eval-sequences", "N", "held-out sequences per evaluation (default 24)"},
            {"budgets", "LIST", "budgets of the PPL-vs-budget sweep, as shares (default 12.5%,25%,50%,75%)"},
            {"policies", "LIST", "policies of the sweep (default window,streaming_llm,h2o,tova,keydiff,snapkv,random,learned_gate)"},
+           {"kv-heads", "N", "projection-sharing: KV heads of the grouped (GQA) arms; must divide --heads (default 1 of 4)"},
+           {"eval-batches", "N", "projection-sharing: validation batches for the perplexity (default 8)"},
            {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
@@ -302,9 +308,15 @@ Command studyCommand() {
           "and which runs diverged. Default 150 steps of batch 16 per run, seeds 1,2,3.\n\n"
           "sinks (seed 001, R8): the toy language with softmax, softmax with an element-wise or head-wise output gate, and\n"
           "the learnable sink (softmax_sink), for each seed: the first token's share of attention per layer (mean and\n"
-          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.",
+          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.\n\n"
+          "projection-sharing (seed 000, R5): the toy language with qkv, q_k=v, q=k_v and q=k=v projections, each with one\n"
+          "KV head per query head and with --kv-heads (GQA), for each seed: held-out perplexity and the KV bytes per token\n"
+          "the decoding cache really holds (checked against live entries x entry size), with 95% intervals over seeds, the\n"
+          "frontier chart (PPL against bytes, Pareto arms joined), results.csv, findings.csv and report.md. Defaults: d_model\n"
+          "64, 2 layers, 4 heads, context 64, 800 steps of batch 16, seeds 1,2,3: 24 models, about 30 minutes on 2 idle cores\n"
+          "(estimated from CPU time measured on a shared, loaded machine).",
           runStudy,
-          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks"}};
+          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks", "projection-sharing"}};
 }
 
 }  // namespace attnlab::cli
