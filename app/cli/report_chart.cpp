@@ -68,11 +68,11 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
 std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<ErrorBars>& bars, const std::string& path, int width,
                                   int height) {
   if (!QGuiApplication::instance()) return "charts need an OffscreenGui";
-  // point i of series s has an error bar when both ends are finite and positive (the axis may be logarithmic)
+  // point i of series s has an error bar when both ends are finite, positive (the axis may be logarithmic) and apart
   auto barOf = [&](size_t s, size_t i, double& low, double& high) {
     if (s >= bars.size() || i >= bars[s].low.size() || i >= bars[s].high.size()) return false;
     low = bars[s].low[i], high = bars[s].high[i];
-    return std::isfinite(low) && std::isfinite(high) && low > 0;
+    return std::isfinite(low) && std::isfinite(high) && low > 0 && high > low;
   };
   double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin, yMin = xMin, yMax = -xMin;
   for (size_t k = 0; k < chart.series.size(); ++k) {
