@@ -5,6 +5,7 @@
 // bytes the decoder's KV cache really holds per token, checked against live entries x entry size
 // and against model/kv_bytes.h. Writes report.md (the table with 95% intervals over seeds, the
 // frontier chart, the findings against the paper), results.csv, findings.csv and charts/frontier.png.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -199,15 +200,21 @@ std::string resultsCsv(const std::vector<Row>& rows, const Options& o) {
   return csv.str();
 }
 
+// Each arm's (KV bytes per token, PPL), means over seeds: the points of the frontier.
+std::vector<CostLoss> armMeans(const std::vector<Row>& rows, const Options& o) {
+  std::vector<CostLoss> points;
+  for (size_t a = 0; a < o.arms.size(); ++a)
+    points.push_back({overSeeds(rows, o, a, [](const Row& r) { return r.bytesPerToken(); }).mean,
+                      overSeeds(rows, o, a, [](const Row& r) { return r.valPpl; }).mean});
+  return points;
+}
+
 // PPL against KV bytes per token: one point per arm (mean, 95% interval as an error bar), the
 // Pareto-optimal arms joined. Arms of equal size are spread sideways by 1.5% of the axis each.
 std::string frontierChart(const std::vector<Row>& rows, const Options& o, const std::string& path) {
   LineChart chart{"Perplexity against KV cache per token (mean and 95% interval over seeds)",
                   "KV cache bytes per token (arms of equal size spread sideways)", "validation perplexity", {}, false};
-  std::vector<CostLoss> points;
-  for (size_t a = 0; a < o.arms.size(); ++a)
-    points.push_back({overSeeds(rows, o, a, [](const Row& r) { return r.bytesPerToken(); }).mean,
-                      overSeeds(rows, o, a, [](const Row& r) { return r.valPpl; }).mean});
+  const std::vector<CostLoss> points = armMeans(rows, o);
   double lo = INFINITY, hi = 0;
   for (const CostLoss& p : points) lo = std::min(lo, p.cost), hi = std::max(hi, p.cost);
   std::vector<double> x(points.size());
@@ -232,13 +239,7 @@ std::string frontierChart(const std::vector<Row>& rows, const Options& o, const 
 std::string table(const std::vector<Row>& rows, const Options& o) {
   const int qkv = armIndex(o, "qkv", o.heads);
   const double full = find(rows, qkv, o.seeds.front())->bytesPerToken();
-  const std::vector<int> front = [&] {
-    std::vector<CostLoss> points;
-    for (size_t a = 0; a < o.arms.size(); ++a)
-      points.push_back({overSeeds(rows, o, a, [](const Row& r) { return r.bytesPerToken(); }).mean,
-                        overSeeds(rows, o, a, [](const Row& r) { return r.valPpl; }).mean});
-    return paretoFront(points);
-  }();
+  const std::vector<int> front = paretoFront(armMeans(rows, o));
   std::ostringstream md;
   md << "| model | parameters | tensors cached | KV bytes per token | cache against qkv | val PPL | PPL change against qkv (%) | on the front |\n"
      << "|---|---|---|---|---|---|---|---|\n";
