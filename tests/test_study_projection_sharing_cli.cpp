@@ -60,6 +60,7 @@ class TestStudyProjectionSharingCli : public QObject {
                              "the numbers mean nothing"})
       QVERIFY2(report.contains(part), part);
     QVERIFY(QFileInfo(out + "/charts/frontier.png").size() > 1000);
+    QVERIFY(QFileInfo(out + "/charts/frontier_paired.png").size() > 1000);
 
     QFile findings(out + "/findings.csv");
     QVERIFY(findings.open(QIODevice::ReadOnly));

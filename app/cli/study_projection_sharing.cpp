@@ -4,7 +4,8 @@
 // and with grouped KV heads (GQA), for every seed; then measures the held-out perplexity and the
 // bytes the decoder's KV cache really holds per token, checked against live entries x entry size
 // and against model/kv_bytes.h. Writes report.md (the table with 95% intervals over seeds, the
-// frontier chart, the findings against the paper), results.csv, findings.csv and charts/frontier.png.
+// frontier chart, the findings against the paper), results.csv, findings.csv and charts/frontier.png and
+// charts/frontier_paired.png (the same against qkv on the same seed).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -209,12 +210,15 @@ std::vector<CostLoss> armMeans(const std::vector<Row>& rows, const Options& o) {
   return points;
 }
 
-// PPL against KV bytes per token: one point per arm (mean, 95% interval as an error bar), the
-// Pareto-optimal arms joined. Arms of equal size are spread sideways by 1.5% of the axis each.
-std::string frontierChart(const std::vector<Row>& rows, const Options& o, const std::string& path) {
-  LineChart chart{"Perplexity against KV cache per token (mean and 95% interval over seeds)",
-                  "KV cache bytes per token (arms of equal size spread sideways)", "validation perplexity", {}, false};
-  const std::vector<CostLoss> points = armMeans(rows, o);
+// Per arm, PPL over seeds (`perArm[a]`) against KV bytes per token: one point per arm (mean, 95%
+// interval as an error bar), the Pareto-optimal arms (by these means) joined. Arms of equal size are
+// spread sideways by 1.5% of the axis each.
+std::string frontierChart(const std::vector<Row>& rows, const Options& o, const std::vector<SeedInterval>& perArm, const std::string& title,
+                          const std::string& yLabel, const std::string& path) {
+  LineChart chart{title, "KV cache bytes per token (arms of equal size spread sideways)", yLabel, {}, false};
+  std::vector<CostLoss> points;
+  for (size_t a = 0; a < o.arms.size(); ++a)
+    points.push_back({overSeeds(rows, o, a, [](const Row& r) { return r.bytesPerToken(); }).mean, perArm[a].mean});
   double lo = INFINITY, hi = 0;
   for (const CostLoss& p : points) lo = std::min(lo, p.cost), hi = std::max(hi, p.cost);
   std::vector<double> x(points.size());
@@ -226,14 +230,32 @@ std::string frontierChart(const std::vector<Row>& rows, const Options& o, const 
   }
   std::vector<ErrorBars> bars;
   for (size_t a = 0; a < o.arms.size(); ++a) {
-    const SeedInterval ppl = overSeeds(rows, o, a, [](const Row& r) { return r.valPpl; });
-    chart.series.push_back({o.arms[a].label(), {x[a]}, {ppl.mean}, false});
-    bars.push_back({{ppl.low}, {ppl.high}});
+    chart.series.push_back({o.arms[a].label(), {x[a]}, {perArm[a].mean}, false});
+    bars.push_back({{perArm[a].low}, {perArm[a].high}});
   }
   ChartSeries front{"Pareto front (means)", {}, {}, true};
   for (int a : paretoFront(points)) front.x.push_back(x[a]), front.y.push_back(points[a].loss);
   chart.series.push_back(front);
   return writeErrorBarChartPng(chart, bars, path);
+}
+
+// The frontier of absolute perplexity, and of perplexity over qkv's on the same seed (the paired
+// view: held-out text and data differ between seeds, so the absolute intervals are wider).
+std::string frontierCharts(const std::vector<Row>& rows, const Options& o, const std::string& out) {
+  const int qkv = armIndex(o, "qkv", o.heads);
+  std::vector<SeedInterval> ppl, ratio;
+  for (size_t a = 0; a < o.arms.size(); ++a) {
+    ppl.push_back(overSeeds(rows, o, a, [](const Row& r) { return r.valPpl; }));
+    SeedInterval r = pplChange(rows, o, a, qkv);  // percent -> ratio, a linear map of mean and ends
+    for (double* v : {&r.mean, &r.low, &r.high}) *v = 1 + *v / 100;
+    ratio.push_back(r);
+  }
+  if (std::string why = frontierChart(rows, o, ppl, "Perplexity against KV cache per token (mean and 95% interval over seeds)",
+                                      "validation perplexity", out + "/charts/frontier.png");
+      !why.empty())
+    return why;
+  return frontierChart(rows, o, ratio, "Perplexity over qkv's on the same seed, against KV cache per token",
+                       "val PPL / qkv's val PPL (95% interval over seeds)", out + "/charts/frontier_paired.png");
 }
 
 std::string table(const std::vector<Row>& rows, const Options& o) {
@@ -302,10 +324,9 @@ int runProjectionSharingStudy(const Args& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ExperimentConfig shape = configFor(o, o.arms[0], o.seeds.front());
 
-  const std::string png = "charts/frontier.png";
   {
     OffscreenGui gui;
-    if (std::string why = frontierChart(rows, o, out + "/" + png); !why.empty()) throw CliError(why, 1);
+    if (std::string why = frontierCharts(rows, o, out); !why.empty()) throw CliError(why, 1);
   }
   const std::vector<Finding> checked = findings(rows, o);
   std::string seeds;
@@ -333,7 +354,8 @@ int runProjectionSharingStudy(const Args& args) {
         "on a shared, loaded machine)\n\n"
      << table(rows, o) << "\nMean over seeds with the 95% t-interval in brackets; the PPL change is taken per seed against qkv "
         "(one KV head per query head) on the same seed. Per model and seed: results.csv.\n\n"
-     << "![" << png << "](" << png << ")\n\n"
+     << "![charts/frontier.png](charts/frontier.png)\n\nThe same, each model's perplexity over qkv's on the same seed (the "
+        "differences between seeds' held-out text cancel):\n\n![charts/frontier_paired.png](charts/frontier_paired.png)\n\n"
      << "## What the cache holds\n\n"
         "KV bytes per token are the bytes the decoder's cache held after decoding a held-out sequence of "
      << rows.front().tokensHeld << " tokens (nothing evicted), divided by the tokens held. For every model and seed the study "
