@@ -62,16 +62,31 @@ OffscreenGui::~OffscreenGui() {
 }
 
 std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width, int height) {
+  return writeErrorBarChartPng(chart, {}, path, width, height);
+}
+
+std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<ErrorBars>& bars, const std::string& path, int width,
+                                  int height) {
   if (!QGuiApplication::instance()) return "charts need an OffscreenGui";
+  // point i of series s has an error bar when both ends are finite, positive (the axis may be logarithmic) and apart
+  auto barOf = [&](size_t s, size_t i, double& low, double& high) {
+    if (s >= bars.size() || i >= bars[s].low.size() || i >= bars[s].high.size()) return false;
+    low = bars[s].low[i], high = bars[s].high[i];
+    return std::isfinite(low) && std::isfinite(high) && low > 0 && high > low;
+  };
   double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin, yMin = xMin, yMax = -xMin;
-  for (const auto& s : chart.series)
+  for (size_t k = 0; k < chart.series.size(); ++k) {
+    const ChartSeries& s = chart.series[k];
     for (size_t i = 0; i < s.x.size(); ++i) {
       if (!std::isfinite(s.y[i]) || s.y[i] <= 0) continue;
+      double low = 0, high = 0;
+      const bool bar = barOf(k, i, low, high);
       xMin = std::min(xMin, s.x[i]);
       xMax = std::max(xMax, s.x[i]);
-      yMin = std::min(yMin, s.y[i]);
-      yMax = std::max(yMax, s.y[i]);
+      yMin = std::min(yMin, bar ? std::min(low, s.y[i]) : s.y[i]);
+      yMax = std::max(yMax, bar ? std::max(high, s.y[i]) : s.y[i]);
     }
+  }
   if (!std::isfinite(xMin) || !std::isfinite(yMin)) return "chart '" + chart.title + "' has no finite positive values";
   const bool logY = yMax / yMin > 20;
   auto yValue = [&](double y) { return logY ? std::log10(y) : y; };
@@ -81,6 +96,11 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
   hi += pad;
   if (!logY) lo = std::max(0.0, lo);
   if (xMax == xMin) xMax = xMin + 1;
+  if (!bars.empty()) {  // points with bars stand alone: keep the outermost ones and their caps inside the frame
+    const double margin = 0.05 * (xMax - xMin);
+    xMin -= margin;
+    xMax += margin;
+  }
 
   QImage image(width, height, QImage::Format_ARGB32);
   image.fill(Qt::white);
@@ -146,6 +166,12 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
     if (!series.dashed)
       for (size_t i = 0; i < series.x.size(); ++i)
         if (std::isfinite(series.y[i]) && series.y[i] > 0) {
+          if (double low = 0, high = 0; barOf(s, i, low, high)) {
+            const double x = px(series.x[i]), top = py(high), bottom = py(low);
+            p.drawLine(QPointF(x, top), QPointF(x, bottom));
+            p.drawLine(QPointF(x - 5, top), QPointF(x + 5, top));
+            p.drawLine(QPointF(x - 5, bottom), QPointF(x + 5, bottom));
+          }
           p.setBrush(colour);
           p.drawEllipse(QPointF(px(series.x[i]), py(series.y[i])), 3.5, 3.5);
         }

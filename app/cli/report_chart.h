@@ -35,4 +35,12 @@ struct LineChart {
 // than a factor of 20. Needs an OffscreenGui alive. Returns "" or a one-line reason.
 std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width = 960, int height = 600);
 
+// Each point's interval, drawn as a vertical error bar: low[i], high[i] for point i of a series.
+struct ErrorBars {
+  std::vector<double> low, high;
+};
+// The same chart with error bars: bars[s] belongs to chart.series[s] (missing or empty: none).
+std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<ErrorBars>& bars, const std::string& path,
+                                  int width = 960, int height = 600);
+
 }  // namespace attnlab::cli
