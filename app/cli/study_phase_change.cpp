@@ -2,7 +2,8 @@
 // induction preset with 2 softmax layers, 1 softmax layer and 1 momentum layer (seed 004's
 // high-passed queries and keys) for every seed, measuring every K steps the training and validation
 // loss, the in-context accuracy on the repeat half (the task's answers) and the strongest head's
-// induction score on repeated random sequences. The phase change of each run is detected by the
+// induction score on fixed validation sequences of the task, located by content (analysis/
+// content_induction.h: the repeat's offset varies, so a head attending a fixed distance back does not score). The phase change of each run is detected by the
 // rule of analysis/phase_change.h. Writes report.md (the detected step per model with 95% intervals
 // over seeds, and the findings against the papers), results.csv, curves.csv, findings.csv and
 // charts/{induction,loss}_<model>.png.
@@ -12,8 +13,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/content_induction.h"
 #include "analysis/layer_diagnostics_probe.h"
-#include "analysis/map_diagnostics.h"
 #include "analysis/phase_change.h"
 #include "analysis/seed_interval.h"
 #include "cli_error.h"
@@ -86,20 +87,59 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   return c;
 }
 
-CurvePoint measurePoint(Trainer& trainer, MapDiagnosticsProbe& probe, const Options& o, double trainLoss) {
+// Fixed validation sequences of the task (the same for every step, model and seed: the curves show
+// the model changing) with each row's induction target.
+struct Probe {
+  std::vector<std::vector<int>> tokens, targets;
+};
+Probe probeFor(const Trainer& trainer, int sequences) {
+  Rng rng(kLayerDiagnosticsSeed);
+  const Batch batch = trainer.task().sample(sequences, trainer.sequenceLength(), Split::Validation, rng);
+  Probe p;
+  for (int b = 0; b < batch.B; ++b) {
+    p.tokens.emplace_back(batch.inputs.begin() + static_cast<long>(b) * batch.T, batch.inputs.begin() + static_cast<long>(b + 1) * batch.T);
+    p.targets.push_back(inductionTargets(p.tokens.back()));
+  }
+  return p;
+}
+
+// The strongest head's induction and previous-token scores (each a mean over the probe's rows).
+void headScores(const Trainer& trainer, const Probe& probe, CurvePoint& p) {
+  std::vector<std::vector<double>> induction, previous;  // [layer][head], summed
+  std::vector<int> inductionRows;
+  long previousRows = 0;
+  for (size_t s = 0; s < probe.tokens.size(); ++s) {
+    const Trace trace = trainer.trace(probe.tokens[s]);
+    induction.resize(trace.layers.size()), previous.resize(trace.layers.size()), inductionRows.resize(trace.layers.size());
+    for (size_t l = 0; l < trace.layers.size(); ++l) {
+      const auto& heads = trace.layers[l].heads;
+      induction[l].resize(heads.size()), previous[l].resize(heads.size());
+      for (size_t h = 0; h < heads.size(); ++h) {
+        const ContentInduction c = contentInductionScore(heads[h].weights, probe.targets[s]);
+        induction[l][h] += c.score * c.rows;
+        if (h == 0) inductionRows[l] += c.rows;
+        for (int i = 1; i < heads[h].weights.rows(); ++i) previous[l][h] += heads[h].weights(i, i - 1);
+      }
+      if (l == 0) previousRows += std::max<long>(0, static_cast<long>(probe.tokens[s].size()) - 1);
+    }
+  }
+  p.induction = p.previousToken = 0;
+  for (size_t l = 0; l < induction.size(); ++l)
+    for (size_t h = 0; h < induction[l].size(); ++h) {
+      const double score = induction[l][h] / std::max(1, inductionRows[l]);
+      if (score > p.induction) p.induction = score, p.inductionLayer = static_cast<int>(l);
+      p.previousToken = std::max(p.previousToken, previous[l][h] / std::max(1L, previousRows));
+    }
+}
+
+CurvePoint measurePoint(Trainer& trainer, const Probe& probe, const Options& o, double trainLoss) {
   CurvePoint p;
   p.step = trainer.stepsDone();
   p.trainLoss = trainLoss;
   const EvalResult eval = trainer.evaluate(o.evalBatches);
   p.valLoss = eval.loss;
   p.accuracy = eval.accuracy;
-  const auto heads = probe.measure(trainer.model());
-  p.induction = p.previousToken = -1;
-  for (size_t l = 0; l < heads.size(); ++l)
-    for (const MapDiagnostics& d : heads[l]) {
-      if (d.induction > p.induction) p.induction = d.induction, p.inductionLayer = static_cast<int>(l);
-      p.previousToken = std::max(p.previousToken, d.previous_token);
-    }
+  headScores(trainer, probe, p);
   return p;
 }
 
@@ -108,9 +148,7 @@ Run train(const Options& o, const Arm& a, uint64_t seed) {
   Run run{&a, seed, {}, {}, {}, 0, 0};
   Trainer trainer(configFor(o, a, seed));
   run.seqLen = trainer.sequenceLength();
-  // The same repeated random sequences for every step, model and seed: the curves show the model changing.
-  MapDiagnosticsProbe probe(trainer.task(), trainer.model().config().vocab, trainer.sequenceLength(), o.probeSequences,
-                            kLayerDiagnosticsSeed);
+  const Probe probe = probeFor(trainer, o.probeSequences);
   run.curve.push_back(measurePoint(trainer, probe, o, NAN));
   double lossSum = 0;
   int losses = 0;
@@ -303,8 +341,9 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
      << "- Training: " << o.steps << " steps of batch " << o.batch << ", AdamW lr " << shape.train.lr << " (warmup " << shape.train.warmup
      << ", cosine to " << shape.train.min_lr_ratio << "x)\n"
      << "- Measured every " << o.every << " steps and at step 0: validation loss and in-context accuracy (the answer tokens: the repeat "
-     << "after its first token) on " << o.evalBatches * o.batch << " fixed validation sequences; induction and previous-token scores of every head on "
-     << o.probeSequences << " fixed repeated random sequences (the same for every model and seed), the strongest head kept\n"
+     << "after its first token) on " << o.evalBatches * o.batch << " fixed validation sequences; every head's induction score (the mean weight a row puts on the "
+     << "token after the earlier occurrence of its own token, located by content, as the repeat's offset varies) and previous-token "
+     << "score (a_i,i-1) on " << o.probeSequences << " fixed validation sequences (the same for every model and seed), the strongest head kept\n"
      << "- Phase change (analysis/phase_change.h): the strongest head's induction score, smoothed over 3 points; none when it never rises "
      << fixed(kInductionRule.margin, 1) << " above its start; else the step where it first reaches halfway from its start to its highest, "
      << "interpolated between points, and the width from 10% to 90% of the rise. The same rule on the in-context accuracy gives its step.\n"
