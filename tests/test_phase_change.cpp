@@ -1,6 +1,6 @@
 // The phase-change detector of study phase-change (analysis/phase_change.h) on synthetic curves
 // whose change is known: a noisy sigmoid centred on a known step (found there, with the logistic's
-// 10%-90% width), a falling loss checked negated, uneven step spacing, and curves that must give
+// 25%-75% width; an early bump does not stretch it), a falling loss checked negated, uneven step spacing, and curves that must give
 // none (flat noise, a rise below the margin, a falling curve), plus malformed curves.
 #include <QtTest>
 
@@ -40,8 +40,8 @@ class TestPhaseChange : public QObject {
       QVERIFY(p.error.empty());
       QVERIFY(p.found);
       QVERIFY2(std::abs(p.step - 400) <= 10, qPrintable(QString::number(p.step)));
-      // a logistic rises from 10% to 90% in 2 ln(9) scale = 87.9 steps; the 3-point smoothing widens it a little
-      QVERIFY2(p.width > 70 && p.width < 115, qPrintable(QString::number(p.width)));
+      // a logistic rises from 25% to 75% in 2 ln(3) scale = 43.9 steps; the 3-point smoothing widens it a little
+      QVERIFY2(p.width > 35 && p.width < 60, qPrintable(QString::number(p.width)));
       QVERIFY(std::abs(p.rise - 0.6) < 0.05);
     }
   }
@@ -58,7 +58,17 @@ class TestPhaseChange : public QObject {
     const PhaseChange p = detectPhaseChange({0, 50, 100, 300, 350}, {0, 0, 0, 1, 1}, {0.2, 0});
     QVERIFY(p.found);
     QCOMPARE(p.step, 200.0);
-    QCOMPARE(p.width, 160.0);  // 10% at step 120, 90% at step 280
+    QCOMPARE(p.width, 100.0);  // 25% at step 150, 75% at step 250
+  }
+
+  void anEarlyBumpDoesNotStretchTheWidth() {
+    Curve c = sigmoid(400, 20, 0.05, 0.8, 0.01, 1000, 10, 1);
+    for (size_t i = 0; i < c.steps.size(); ++i)
+      if (c.steps[i] >= 100 && c.steps[i] <= 200) c.values[i] += 0.12;  // a plateau of 15% of the rise, long before the change
+    const PhaseChange p = detectPhaseChange(c.steps, c.values);
+    QVERIFY(p.found);
+    QVERIFY2(std::abs(p.step - 400) <= 10, qPrintable(QString::number(p.step)));
+    QVERIFY2(p.width > 35 && p.width < 60, qPrintable(QString::number(p.width)));
   }
 
   void flatNoiseGivesNone() {

@@ -76,7 +76,7 @@ class TestStudyPhaseChangeCli : public QObject {
     const QString cell = intervalOfTwo(accuracy["2-layer softmax"][0], accuracy["2-layer softmax"][1]);
     const QString row = report.section("| 2-layer softmax |", 1, 1).section('\n', 0, 0);
     QVERIFY2(row.split('|').value(5).trimmed() == cell, qPrintable("expected the final accuracy " + cell + " in the row" + row));
-    for (const char* part : {"| model | phase change | induction step | 10-90% width | accuracy step | final val loss | final in-context accuracy |",
+    for (const char* part : {"| model | phase change | induction step | 25-75% width | accuracy step | final val loss | final in-context accuracy |",
                              "| 1-layer softmax |", "| 1-layer momentum |", "## Per run", "## Against the paper",
                              "| finding | the paper says | this run measured | verdict |", "- Seeds: 1, 2", "- Machine: ",
                              "- Command: `attnlab-cli study phase-change --quick --seeds 1,2 --out", "the numbers mean nothing"})

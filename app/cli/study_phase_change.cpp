@@ -42,8 +42,8 @@ const std::vector<Arm> kArms = {{"2-layer softmax", "2_layer_softmax", 2, "softm
 // weight) and of the in-context accuracy that counts as a phase change.
 const PhaseChangeRule kInductionRule{0.2, 1};
 const PhaseChangeRule kAccuracyRule{0.2, 1};
-// "Abrupt": the induction score's 10%-90% rise takes less than this share of the run.
-constexpr double kAbruptShare = 0.2;
+// "Abrupt": the middle half of the induction score's rise (25% to 75%) takes less than this share of the run.
+constexpr double kAbruptShare = 0.1;
 
 struct Options {
   bool quick = false;
@@ -209,8 +209,8 @@ Finding twoLayerFinding(const std::vector<Run>& runs, const Options& o) {
   Finding f{"Two attention-only layers: induction heads form in a phase change",
             "Olsson et al. (R9): a two-layer attention-only model forms induction heads abruptly, in a visible phase change early in training",
             "the strongest head's induction score rose by >= " + fixed(kInductionRule.margin, 1) + " in " + seedsShowing(k, two.size()) +
-                ", halfway at step " + intervalText(step, 0) + ", 10-90% of the rise in " + intervalText(width, 0) + " steps of " +
-                std::to_string(o.steps),
+                ", halfway at step " + intervalText(step, 0) + ", 25-75% of the rise in " + intervalText(width, 0) + " steps of " +
+                std::to_string(o.steps) + " (abrupt: under " + fixed(100 * kAbruptShare, 0) + "% of the run)",
             "partly"};
   if (k == 0) f.verdict = "does not";
   else if (k == static_cast<int>(two.size()) && abrupt) f.verdict = "agrees";
@@ -346,11 +346,11 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
      << "score (a_i,i-1) on " << o.probeSequences << " fixed validation sequences (the same for every model and seed), the strongest head kept\n"
      << "- Phase change (analysis/phase_change.h): the strongest head's induction score, smoothed over 3 points; none when it never rises "
      << fixed(kInductionRule.margin, 1) << " above its start; else the step where it first reaches halfway from its start to its highest, "
-     << "interpolated between points, and the width from 10% to 90% of the rise. The same rule on the in-context accuracy gives its step.\n"
+     << "interpolated between points, and the width from 25% to 75% of the rise (the middle half: an early bump or the creep to the plateau does not stretch it). The same rule on the in-context accuracy gives its step.\n"
      << "- Machine: " << machineLine() << ", " << o.threads << (o.threads == 1 ? " thread" : " threads") << "; run time " << duration(seconds) << "\n\n"
      << "## Detected phase change per model\n\nMeans over seeds with the 95% t-interval in brackets; steps and widths over the seeds "
         "that showed a change.\n\n"
-     << "| model | phase change | induction step | 10-90% width | accuracy step | final val loss | final in-context accuracy | final induction score |\n"
+     << "| model | phase change | induction step | 25-75% width | accuracy step | final val loss | final in-context accuracy | final induction score |\n"
      << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const Arm& a : kArms) {
     const auto rs = runsOf(runs, a);

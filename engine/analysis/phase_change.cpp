@@ -52,7 +52,7 @@ PhaseChange detectPhaseChange(const std::vector<double>& steps, const std::vecto
   if (out.rise < rule.margin) return out;
   out.found = true;
   out.step = firstCrossing(steps, smooth, out.start + 0.5 * out.rise);
-  out.width = firstCrossing(steps, smooth, out.start + 0.9 * out.rise) - firstCrossing(steps, smooth, out.start + 0.1 * out.rise);
+  out.width = firstCrossing(steps, smooth, out.start + 0.75 * out.rise) - firstCrossing(steps, smooth, out.start + 0.25 * out.rise);
   return out;
 }
 

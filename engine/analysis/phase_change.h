@@ -7,7 +7,8 @@
 //  3. no phase change when the rise is below `margin` (in the curve's own units);
 //  4. otherwise the phase-change step is where the smoothed curve first reaches start + rise / 2,
 //     interpolated linearly between the two measured steps around it, and the width is the steps
-//     between its first reaching 10% and 90% of the rise (how abrupt the change is).
+//     between its first reaching 25% and 75% of the rise (how abrupt the change is; the middle half
+//     of the rise, so a small early bump or a slow creep to the plateau does not stretch it).
 // A falling curve (a loss) is checked by negating it.
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ struct PhaseChangeRule {
 struct PhaseChange {
   bool found = false;
   double step = 0;   // halfway crossing (when found)
-  double width = 0;  // steps from 10% to 90% of the rise (when found)
+  double width = 0;  // steps from 25% to 75% of the rise (when found)
   double start = 0, plateau = 0, rise = 0;  // of the smoothed curve (always, for a valid curve)
   std::string error;  // non-empty: the curve could not be read (sizes differ, too few points, steps not increasing, a value not finite)
 };
