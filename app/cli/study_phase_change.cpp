@@ -105,28 +105,27 @@ Probe probeFor(const Trainer& trainer, int sequences) {
 
 // The strongest head's induction and previous-token scores (each a mean over the probe's rows).
 void headScores(const Trainer& trainer, const Probe& probe, CurvePoint& p) {
-  std::vector<std::vector<double>> induction, previous;  // [layer][head], summed
-  std::vector<int> inductionRows;
-  long previousRows = 0;
+  std::vector<std::vector<double>> induction, previous;  // [layer][head], summed over the rows of every sequence
+  long inductionRows = 0, previousRows = 0;              // the same rows for every head
   for (size_t s = 0; s < probe.tokens.size(); ++s) {
     const Trace trace = trainer.trace(probe.tokens[s]);
-    induction.resize(trace.layers.size()), previous.resize(trace.layers.size()), inductionRows.resize(trace.layers.size());
+    induction.resize(trace.layers.size()), previous.resize(trace.layers.size());
     for (size_t l = 0; l < trace.layers.size(); ++l) {
       const auto& heads = trace.layers[l].heads;
       induction[l].resize(heads.size()), previous[l].resize(heads.size());
       for (size_t h = 0; h < heads.size(); ++h) {
         const ContentInduction c = contentInductionScore(heads[h].weights, probe.targets[s]);
         induction[l][h] += c.score * c.rows;
-        if (h == 0) inductionRows[l] += c.rows;
         for (int i = 1; i < heads[h].weights.rows(); ++i) previous[l][h] += heads[h].weights(i, i - 1);
       }
-      if (l == 0) previousRows += std::max<long>(0, static_cast<long>(probe.tokens[s].size()) - 1);
     }
+    for (int target : probe.targets[s]) inductionRows += target >= 0;
+    previousRows += static_cast<long>(probe.tokens[s].size()) - 1;
   }
   p.induction = p.previousToken = 0;
   for (size_t l = 0; l < induction.size(); ++l)
     for (size_t h = 0; h < induction[l].size(); ++h) {
-      const double score = induction[l][h] / std::max(1, inductionRows[l]);
+      const double score = induction[l][h] / std::max(1L, inductionRows);
       if (score > p.induction) p.induction = score, p.inductionLayer = static_cast<int>(l);
       p.previousToken = std::max(p.previousToken, previous[l][h] / std::max(1L, previousRows));
     }
@@ -292,9 +291,10 @@ std::string curvesCsv(const std::vector<Run>& runs) {
   return csv.str();
 }
 
-// One line per seed of `value` against the step, and a dashed vertical marker at each detected step.
+// One line per seed of `value` against the step, a dashed vertical marker at each detected step and,
+// with `margin`, a dashed line at the first seed's start plus the margin (the least rise a change needs).
 std::string writeChart(const std::vector<Run>& runs, const Arm& a, const std::string& what, double (*value)(const CurvePoint&),
-                       const std::string& out) {
+                       double margin, const std::string& out) {
   LineChart chart{a.label + ": " + what + " against the step (dashed: the detected phase change)", "step", what, {}, false};
   double lo = INFINITY, hi = -INFINITY;
   for (const Run* r : runsOf(runs, a)) {
@@ -305,6 +305,13 @@ std::string writeChart(const std::vector<Run>& runs, const Arm& a, const std::st
       if (value(p) > 0) lo = std::min(lo, value(p)), hi = std::max(hi, value(p));
     }
     chart.series.push_back(series);
+  }
+  const Run* first = runsOf(runs, a).front();
+  if (!std::isnan(margin)) {
+    const double level = first->induction.start + margin;
+    chart.series.push_back({"least rise: start + " + fixed(margin, 1),
+                            {0, double(first->last().step)}, {level, level}, true});
+    hi = std::max(hi, level);
   }
   for (const Run* r : runsOf(runs, a))
     if (r->induction.found && std::isfinite(lo))
@@ -371,7 +378,8 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
   md << "\n## Against the paper\n\n" << findingsMarkdown(findings(runs, o))
      << "\n\"agrees\" only where the 95% intervals over seeds support the claim; with fewer than 2 seeds nothing can. Small models on a "
         "synthetic task: the direction and timing at this scale, not the papers' effect sizes.\n\n"
-     << "## Curves\n\nEvery point of every run is in curves.csv.\n\n";
+     << "## Curves\n\nOne line per seed. Dashed: each seed's detected step (vertical) and, on the induction charts, the first "
+        "seed's start plus " << fixed(kInductionRule.margin, 1) << ", the least rise that counts. Every point of every run is in curves.csv.\n\n";
   for (const std::string& file : charts) md << "![" << file << "](" << file << ")\n\n";
   if (o.quick) md << "(--quick: tiny models trained a few steps; the numbers mean nothing.)\n";
   return md.str();
@@ -420,8 +428,8 @@ int runPhaseChangeStudy(const Args& args) {
   OffscreenGui gui;
   std::vector<std::string> charts;
   for (const Arm& a : kArms) {
-    charts.push_back(writeChart(runs, a, "induction score", [](const CurvePoint& p) { return p.induction; }, out));
-    charts.push_back(writeChart(runs, a, "loss (validation)", [](const CurvePoint& p) { return p.valLoss; }, out));
+    charts.push_back(writeChart(runs, a, "induction score", [](const CurvePoint& p) { return p.induction; }, kInductionRule.margin, out));
+    charts.push_back(writeChart(runs, a, "loss (validation)", [](const CurvePoint& p) { return p.valLoss; }, NAN, out));
   }
   const std::string command =
       studyCommand(args, "phase-change", {"quick", "steps", "batch", "d-model", "every", "gamma", "seeds", "threads"}) + " --out " + out;
