@@ -7,6 +7,7 @@
 // rule of analysis/phase_change.h. Writes report.md (the detected step per model with 95% intervals
 // over seeds, and the findings against the papers), results.csv, curves.csv, findings.csv and
 // charts/{induction,loss}_<model>.png.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -92,7 +93,7 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
 }
 
 // Fixed validation sequences of the task (the same for every step, model and seed: the curves show
-// the model changing) with each row's induction target.
+// the model changing) with each row's induction target; sequences without any are left out.
 struct Probe {
   std::vector<std::vector<int>> tokens, targets;
 };
@@ -101,16 +102,19 @@ Probe probeFor(const Trainer& trainer, int sequences) {
   const Batch batch = trainer.task().sample(sequences, trainer.sequenceLength(), Split::Validation, rng);
   Probe p;
   for (int b = 0; b < batch.B; ++b) {
-    p.tokens.emplace_back(batch.inputs.begin() + static_cast<long>(b) * batch.T, batch.inputs.begin() + static_cast<long>(b + 1) * batch.T);
-    p.targets.push_back(inductionTargets(p.tokens.back()));
+    const std::vector<int> tokens(batch.inputs.begin() + static_cast<long>(b) * batch.T, batch.inputs.begin() + static_cast<long>(b + 1) * batch.T);
+    const std::vector<int> targets = inductionTargets(tokens);
+    if (std::any_of(targets.begin(), targets.end(), [](int t) { return t >= 0; })) p.tokens.push_back(tokens), p.targets.push_back(targets);
   }
   return p;
 }
 
-// The strongest head's induction and previous-token scores (each a mean over the probe's rows).
+// The strongest head's induction score (per sequence the mean over its rows with a target, then the
+// mean over sequences, so every repeat length counts alike: a head attending a fixed distance back
+// scores only on the sequences whose repeat sits at that distance) and previous-token score.
 void headScores(const Trainer& trainer, const Probe& probe, CurvePoint& p) {
-  std::vector<std::vector<double>> induction, previous;  // [layer][head], summed over the rows of every sequence
-  long inductionRows = 0, previousRows = 0;              // the same rows for every head
+  std::vector<std::vector<double>> induction, previous;  // [layer][head]: summed per-sequence scores, summed rows
+  long previousRows = 0;
   for (size_t s = 0; s < probe.tokens.size(); ++s) {
     const Trace trace = trainer.trace(probe.tokens[s]);
     induction.resize(trace.layers.size()), previous.resize(trace.layers.size());
@@ -119,17 +123,16 @@ void headScores(const Trainer& trainer, const Probe& probe, CurvePoint& p) {
       induction[l].resize(heads.size()), previous[l].resize(heads.size());
       for (size_t h = 0; h < heads.size(); ++h) {
         const ContentInduction c = contentInductionScore(heads[h].weights, probe.targets[s]);
-        induction[l][h] += c.score * c.rows;
+        induction[l][h] += c.score;
         for (int i = 1; i < heads[h].weights.rows(); ++i) previous[l][h] += heads[h].weights(i, i - 1);
       }
     }
-    for (int target : probe.targets[s]) inductionRows += target >= 0;
     previousRows += static_cast<long>(probe.tokens[s].size()) - 1;
   }
   p.induction = p.previousToken = 0;
   for (size_t l = 0; l < induction.size(); ++l)
     for (size_t h = 0; h < induction[l].size(); ++h) {
-      const double score = induction[l][h] / std::max(1L, inductionRows);
+      const double score = induction[l][h] / probe.tokens.size();
       if (score > p.induction) p.induction = score, p.inductionLayer = static_cast<int>(l);
       p.previousToken = std::max(p.previousToken, previous[l][h] / std::max(1L, previousRows));
     }
@@ -355,7 +358,8 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
      << ", cosine to " << shape.train.min_lr_ratio << "x)\n"
      << "- Measured every " << o.every << " steps and at step 0: validation loss and in-context accuracy (the answer tokens: the repeat "
      << "after its first token) on " << o.evalBatches * o.batch << " fixed validation sequences; every head's induction score (the mean weight a row puts on the "
-     << "token after the earlier occurrence of its own token, located by content, as the repeat's offset varies) and previous-token "
+     << "token after the earlier occurrence of its own token, located by content as the repeat's offset varies; per sequence, then "
+     << "the mean over sequences, so a head attending a fixed distance back scores only on the sequences whose repeat sits there) and previous-token "
      << "score (a_i,i-1) on " << o.probeSequences << " fixed validation sequences (the same for every model and seed), the strongest head kept\n"
      << "- Phase change (analysis/phase_change.h): the strongest head's induction score, smoothed over 3 points; none when it never rises "
      << fixed(kInductionRule.margin, 1) << " above its start; else the step where it first reaches halfway from its start to its highest, "
@@ -402,7 +406,7 @@ Options optionsFrom(const Args& args) {
   o.gamma = args.number("gamma", 0.5, -1, 4);
   o.threads = threadsFrom(args, o.quick ? 1 : 2);  // tiny models gain nothing from a second thread
   o.evalBatches = o.quick ? 1 : 2;
-  o.probeSequences = o.quick ? 4 : 16;
+  o.probeSequences = o.quick ? 4 : 64;
   o.seeds = seedsFrom(args, o.quick ? std::vector<uint64_t>{1, 2} : std::vector<uint64_t>{1, 2, 3});
   if (o.steps / o.every < 2) throw CliError("--every " + std::to_string(o.every) + " leaves fewer than 3 points in " + std::to_string(o.steps) + " steps");
   return o;
