@@ -3,8 +3,8 @@
 // high-passed queries and keys) for every seed, measuring every K steps the training and validation
 // loss, the in-context accuracy on the repeat half (the task's answers) and the strongest head's
 // induction score on fixed validation sequences of the task, located by content (analysis/
-// content_induction.h: the repeat's offset varies, so a head attending a fixed distance back does not score). The phase change of each run is detected by the
-// rule of analysis/phase_change.h. Writes report.md (the detected step per model with 95% intervals
+// content_induction.h), as the repeat's offset varies. The phase change of each run is detected by
+// the rule of analysis/phase_change.h. Writes report.md (the detected step per model with 95% intervals
 // over seeds, and the findings against the papers), results.csv, curves.csv, findings.csv and
 // charts/{induction,loss}_<model>.png.
 #include <algorithm>
