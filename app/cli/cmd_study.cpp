@@ -313,7 +313,7 @@ Command studyCommand() {
           "momentum layer, for each seed: validation loss, in-context accuracy and the strongest head's induction score\n"
           "every K steps, the phase-change step detected per run (halfway up the smoothed induction score's rise; none\n"
           "below a 0.2 rise), its mean and 95% interval per model, charts, curves.csv, results.csv, findings.csv, report.md.\n"
-          "Default d_model 128, 3000 steps of batch 64, seeds 1,2,3: about 13 CPU-minutes (timed on a shared, loaded\n"
+          "Default d_model 128, 3000 steps of batch 64, seeds 1,2,3: about 15 CPU-minutes (timed on a shared, loaded\n"
           "machine), well under 30 minutes on 2 idle cores.",
           runStudy,
           {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks", "phase-change"}};

@@ -45,9 +45,9 @@ const PhaseChangeRule kInductionRule{0.2, 1};
 const PhaseChangeRule kAccuracyRule{0.2, 1};
 // "Abrupt": the middle half of the induction score's rise (25% to 75%) takes less than this share of the run.
 constexpr double kAbruptShare = 0.1;
-// Measured with --steps 1500 --seeds 1,2 --threads 1: 256 CPU-seconds, scaled to the defaults.
+// Measured with --steps 1500 --seeds 1,2 --threads 1: 296 CPU-seconds, scaled to the defaults (x 3).
 const char* const kDefaultCost =
-    "about 13 CPU-minutes (from a 1500-step, 2-seed run on one thread, timed on a shared, loaded machine), so well under 30 "
+    "about 15 CPU-minutes (from a 1500-step, 2-seed run on one thread, timed on a shared, loaded machine), so well under 30 "
     "minutes on 2 idle cores";
 
 struct Options {
