@@ -18,6 +18,7 @@
 #include "study_all.h"
 #include "study_extrapolation.h"
 #include "study_projection_sharing.h"
+#include "study_phase_change.h"
 #include "study_qk_runaway.h"
 #include "study_sinks.h"
 #include "study_seed_checks.h"
@@ -252,6 +253,8 @@ const std::vector<StudyEntry> kStudies = {
     {"qk-runaway", "QK score runaway under fast learning and bf16, QK-norm and QK-guard (seed 001)", runQkRunawayStudy},
     {"projection-sharing", "R5: shared projections and grouped KV heads, KV cache saved against perplexity paid (seed 000)",
      runProjectionSharingStudy},
+    {"phase-change", "R9: induction heads forming, a phase change in 2 layers, none in 1, and momentum's one-layer induction (seed 004)",
+     runPhaseChangeStudy},
 };
 
 std::vector<std::string> studyNames() {
@@ -283,9 +286,11 @@ Command studyCommand() {
           "    [--batch N] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study projection-sharing --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N]\n"
           "    [--heads N] [--kv-heads N] [--context N] [--batch N] [--eval-batches N] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study phase-change --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--batch N] [--every K]\n"
+          "    [--gamma G] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study all --out DIR [--quick] [--seeds 1,2,3] [--studies a,b] [--resume] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, sinks, qk-runaway, projection-sharing or all"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, sinks, qk-runaway, projection-sharing, phase-change or all"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
@@ -305,6 +310,8 @@ Command studyCommand() {
            {"policies", "LIST", "policies of the sweep (default window,streaming_llm,h2o,tova,keydiff,snapkv,random,learned_gate)"},
            {"kv-heads", "N", "projection-sharing: KV heads of the grouped (GQA) arms; must divide --heads (default 1 of 4)"},
            {"eval-batches", "N", "projection-sharing: validation batches for the perplexity (default 8)"},
+           {"every", "K", "phase-change: measure every K steps (default 25)"},
+           {"gamma", "G", "phase-change: the momentum arm's gamma (default 0.5)"},
            {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
@@ -342,6 +349,12 @@ Command studyCommand() {
           "findings.csv and report.md. Defaults: d_model 64, 2 layers, 4 heads, context 64, 800 steps of batch 16, seeds\n"
           "1,2,3: 24 models, about 30 minutes on 2 idle cores (estimated from 0.19 CPU-seconds per step, evaluation\n"
           "included, measured on a shared, loaded machine).\n\n"
+          "phase-change (R9; seed 004): the induction preset attention-only with 2 softmax layers, 1 softmax layer and 1\n"
+          "momentum layer, for each seed: validation loss, in-context accuracy and the strongest head's induction score\n"
+          "every K steps, the phase-change step detected per run (halfway up the smoothed induction score's rise; none\n"
+          "below a 0.2 rise), its mean and 95% interval per model, charts, curves.csv, results.csv, findings.csv, report.md.\n"
+          "Default d_model 128, 3000 steps of batch 64, seeds 1,2,3: about 15 CPU-minutes (timed on a shared, loaded\n"
+          "machine), well under 30 minutes on 2 idle cores.\n\n"
           "all: every study above in turn, each into DIR/<name> with the --quick, --seeds and --threads given, then\n"
           "DIR/report.md: one table of every finding (what the paper says, what this run measured with its interval,\n"
           "and the verdict agrees / partly / does not) linking each study's report, and DIR/findings.csv. A study\n"

@@ -3,7 +3,7 @@
 // qkv, q_k=v, q=k_v and q=k=v (model/projection_sharing.h), each with one KV head per query head
 // and with grouped KV heads (GQA), for every seed; then measures the held-out perplexity and the
 // bytes the decoder's KV cache really holds per token, checked against live entries x entry size
-// and against model/kv_bytes.h. Writes report.md (the table with 95% intervals over seeds, the
+// and against kv/kv_bytes.h. Writes report.md (the table with 95% intervals over seeds, the
 // frontier chart, the findings against the paper), results.csv, findings.csv and charts/frontier.png and
 // charts/frontier_paired.png (the same against qkv on the same seed).
 #include <algorithm>
@@ -21,7 +21,7 @@
 #include "io/config_json.h"
 #include "kv/decoder.h"
 #include "kv/live_cache_eval.h"
-#include "model/kv_bytes.h"
+#include "kv/kv_bytes.h"
 #include "report_chart.h"
 #include "setup.h"
 #include "study_projection_sharing.h"
@@ -366,7 +366,7 @@ int runProjectionSharingStudy(const Args& args) {
         "KV bytes per token are the bytes the decoder's cache held after decoding a held-out sequence of "
      << rows.front().tokensHeld << " tokens (nothing evicted), divided by the tokens held. For every model and seed the study "
         "checked that this equals the live entries times each entry's size, and at every step of the decoding the "
-        "tokens held times the configuration's own count (engine/model/kv_bytes.h). The engine caches, per layer and KV head, one fp32 row of the head's width for the "
+        "tokens held times the configuration's own count (engine/kv/kv_bytes.h). The engine caches, per layer and KV head, one fp32 row of the head's width for the "
         "keys and one for the values; where the stored values equal the stored keys (q_k=v and q=k=v here: learned "
         "positions rotate nothing, and there is no value gate) it holds the key rows only. With RoPE a shared projection "
         "would still cache values apart, since keys are rotated and values are not. q=k_v shares the query with the key, "

@@ -14,7 +14,7 @@
 #include "analysis/head_importance.h"
 #include "analysis/map_diagnostics.h"
 #include "analysis/qk_spectrum.h"
-#include "model/config.h"
+#include "experiment/experiment_config.h"
 
 namespace attnlab {
 

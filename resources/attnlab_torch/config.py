@@ -1,4 +1,4 @@
-"""The lab's config.json, read with the engine's defaults (engine/model/config.h), and the check
+"""The lab's config.json, read with the engine's defaults (engine/config/*.h), and the check
 that this package can express the experiment exactly (anything else is refused in one line)."""
 import json
 import os

@@ -1,0 +1,10 @@
+#pragma once
+// The induction phase-change study (R9, with seed 004's momentum attention), run by
+// 'attnlab-cli study phase-change' (cmd_study.cpp dispatches to it).
+#include "args.h"
+
+namespace attnlab::cli {
+
+int runPhaseChangeStudy(const Args& args);
+
+}  // namespace attnlab::cli
