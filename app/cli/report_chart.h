@@ -24,7 +24,7 @@ struct ChartSeries {
   std::vector<double> x, y;
   bool dashed = false;  // a reference line (e.g. the dense model)
   // A band drawn behind the line (e.g. the 95% interval over seeds): empty, or one low and one high per x.
-  std::vector<double> low, high;
+  std::vector<double> low = {}, high = {};
 };
 
 struct LineChart {
