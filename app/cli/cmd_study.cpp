@@ -57,7 +57,7 @@ Command studyCommand() {
           "H2O, KeyDiff, window and SnapKV under the matched live-cache protocol, and PPL vs cache budget per policy; each\n"
           "as mean and 95% interval over seeds, charts with bands, and seed 000's claims judged by the intervals\n"
           "(findings.csv). Defaults: d_model 64, 4 layers, 400 steps, seeds 1,2,3: about 30 minutes on 2 idle cores\n"
-          "(0.30 CPU-s per step, measured on a shared, loaded machine). The issue's scale, --d-model 128 --d-ff 512\n"
+          "(0.30-0.45 CPU-s per step, measured on a shared, loaded machine). The issue's scale, --d-model 128 --d-ff 512\n"
           "--steps 2000, would take about 4 hours.\n\n"
           "seed-checks: (a) seed 000: trains the induction preset under RoPE, learned absolute positions and ALiBi,\n"
           "follows every head's QK spectrum and maps over training, checks the heads start at the Ginibre null and\n"
