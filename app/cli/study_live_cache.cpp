@@ -24,8 +24,8 @@
 namespace attnlab::cli {
 namespace {
 
-const std::vector<std::string> kFlags = {"quick", "d-model", "layers", "heads",          "d-ff",    "context",  "steps",  "batch",
-                                         "lr",    "sparsity", "threshold", "seeds", "eval-sequences", "budgets", "policies", "threads"};
+const std::vector<std::string> kFlags = {"quick", "d-model", "layers", "heads", "d-ff", "context", "steps", "batch", "lr", "sparsity",
+                                         "threshold", "seeds", "eval-sequences", "budgets", "policies", "threads"};
 // Claim 2's "negligible": hard eviction may cost at most this much PPL, and must leave at most
 // kDeletedEnough of the cache live for the claim to be about deleting entries at all.
 constexpr double kNegligible = 0.01, kDeletedEnough = 0.9;
@@ -256,7 +256,7 @@ std::vector<Case> gateAgainstPostHoc(const LiveCacheStudyResult& r, const std::s
     for (const auto& [policy, policyName] : std::vector<std::pair<std::string, std::string>>{{"h2o", "H2O"}, {"keydiff", "KeyDiff"}}) {
       const int m = matchedIndex(r.settings, policy);
       const SeedInterval x =
-          paired(r, pos, attention, true, attention, true, [m](const LiveCacheStudyRow& a, const LiveCacheStudyRow&) { return a.hard_ppl / a.matched_ppl[m] - 1; });
+          overSeeds(r, attention + "+gate/" + pos, [m](const LiveCacheStudyRow& row) { return row.hard_ppl / row.matched_ppl[m] - 1; });
       // claimBelow: the gate's PPL is lower; otherwise the case the claim needs is the gate losing (above 0)
       cases.push_back({name + " vs " + policyName + ": " + percentText(x, true), judge(x, 0, claimBelow)});
     }
