@@ -12,7 +12,7 @@ namespace {
 
 // The first palette colour (31, 119, 180) at the band's opacity over white, give or take blending.
 bool isBandTint(QRgb c) {
-  return qAbs(qRed(c) - 215) <= 6 && qAbs(qGreen(c) - 231) <= 6 && qAbs(qBlue(c) - 242) <= 6;
+  return qAbs(qRed(c) - 229) <= 5 && qAbs(qGreen(c) - 239) <= 5 && qAbs(qBlue(c) - 246) <= 5;
 }
 
 // Band-tinted pixels in the image column halfway between the first two points.

@@ -149,7 +149,7 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
   for (size_t s = 0; s < chart.series.size(); ++s)
     if (const ChartSeries& series = chart.series[s]; hasBand(series)) {
       QColor fill = series.dashed ? QColor(60, 60, 60) : kPalette[s % std::size(kPalette)];
-      fill.setAlpha(45);
+      fill.setAlpha(30);  // pale: several bands overlap and the lines must stay readable
       p.setPen(Qt::NoPen);
       p.setBrush(fill);
       p.drawPolygon(bandPolygon(series, px, py));

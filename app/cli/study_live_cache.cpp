@@ -375,7 +375,8 @@ std::string reportMarkdown(const LiveCacheStudyResult& r, const std::string& com
         "These are small models trained for minutes on a toy grammar: what this run measured, not the paper's effect "
         "sizes.\n\n"
      << "## PPL vs cache budget\n\nEach policy at fixed budgets (a share of the positions seen, per KV head; learned_gate "
-        "keeps the top B by g): the mean over seeds and its 95% band. Data in sweep.csv.\n\n";
+        "keeps the top B by g): the mean over seeds and its 95% band. The bands are wide where the seeds' models differ in "
+        "their dense PPL as a whole; the comparisons above are paired within each seed. Data in sweep.csv.\n\n";
   for (const auto& file : charts) md << "![" << file << "](" << file << ")\n\n";
   return md.str();
 }
