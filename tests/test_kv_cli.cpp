@@ -73,7 +73,7 @@ class TestKvCli : public QObject {
     const QString out = tmp_.filePath("study");
     const Run missing = runCli({"study", "--out", out});
     QCOMPARE(missing.exitCode, 2);
-    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache, seed-checks, extrapolation, qk-runaway, sinks)"));
+    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache, seed-checks, extrapolation, sinks, qk-runaway, all)"));
   }
 };
 

@@ -1,6 +1,8 @@
 // study: the seed papers' experiments at toy scale, each writing a report folder; each study lives in
-// its own study_NAME.cpp, and this file holds the dispatch and the help.
+// its own study_NAME.cpp, and this file holds the list of studies and the help.
+#include "cli_error.h"
 #include "command.h"
+#include "study_all.h"
 #include "study_extrapolation.h"
 #include "study_live_cache.h"
 #include "study_qk_runaway.h"
@@ -10,11 +12,28 @@
 namespace attnlab::cli {
 namespace {
 
+// Every study: adding one is its file and one line here (study all runs them in this order).
+const std::vector<StudyEntry> kStudies = {
+    {"live-cache", "R1: soft gates and hard eviction, against H2O, KeyDiff, window and SnapKV (seed 000)", runLiveCacheStudy},
+    {"seed-checks", "R3 QK spectra by positional encoding and R7 head-drop order (seeds 000 and 001)", runSeedChecksStudy},
+    {"extrapolation", "R6: accumulated rotations, RoPE and ALiBi beyond the training length (seed 000)", runExtrapolationStudy},
+    {"sinks", "R8: the first token as a sink, the output gate and the learnable sink (seeds 000 and 001)", runSinksStudy},
+    {"qk-runaway", "QK score runaway under fast learning and bf16, QK-norm and QK-guard (seed 001)", runQkRunawayStudy},
+};
+
+std::vector<std::string> studyNames() {
+  std::vector<std::string> names;
+  for (const StudyEntry& s : kStudies) names.push_back(s.name);
+  names.push_back("all");
+  return names;
+}
+
 int runStudy(const Args& args) {
-  if (args.text("subcommand") == "extrapolation") return runExtrapolationStudy(args);
-  if (args.text("subcommand") == "qk-runaway") return runQkRunawayStudy(args);
-  if (args.text("subcommand") == "sinks") return runSinksStudy(args);
-  return args.text("subcommand") == "seed-checks" ? runSeedChecksStudy(args) : runLiveCacheStudy(args);
+  const std::string name = args.text("subcommand");
+  if (name == "all") return runAllStudies(args, kStudies, studyCommand().flags);
+  for (const StudyEntry& s : kStudies)
+    if (s.name == name) return s.run(args);
+  throw CliError("no study '" + name + "'");
 }
 
 }  // namespace
@@ -28,9 +47,10 @@ Command studyCommand() {
           "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study qk-runaway --out DIR [--quick] [--steps N] [--batch N] [--seeds 1,2,3] [--guard T] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--context N]\n"
-          "    [--batch N] [--threads N] [--quiet]",
+          "    [--batch N] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study all --out DIR [--quick] [--seeds 1,2,3] [--studies a,b] [--resume] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway or sinks"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, sinks, qk-runaway or all"},
            {"out", "DIR", "report folder (created): report.md, findings.csv, results.csv, charts/*.png and the study's other CSVs"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 400; extrapolation 400)"},
@@ -51,6 +71,8 @@ Command studyCommand() {
            {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
+           {"studies", "LIST", "all: only these studies, comma separated (default every one)"},
+           {"resume", "", "all: keep a study whose folder already holds findings.csv from an earlier run"},
            {"quiet", "", "no progress lines on stderr"}},
           "live-cache (seed 000, R1): trains {softmax, sigmoid} x {learned retention gate, none} x {RoPE, ALiBi} on the toy\n"
           "language for every seed, then measures on the same held-out text: dense PPL, PPL with the gate applied hard,\n"
@@ -74,9 +96,14 @@ Command studyCommand() {
           "and which runs diverged. Default 150 steps of batch 16 per run, seeds 1,2,3.\n\n"
           "sinks (seed 001, R8): the toy language with softmax, softmax with an element-wise or head-wise output gate, and\n"
           "the learnable sink (softmax_sink), for each seed: the first token's share of attention per layer (mean and\n"
-          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.",
+          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.\n\n"
+          "all: every study above in turn, each into DIR/<name> with the --quick, --seeds and --threads given, then\n"
+          "DIR/report.md: one table of every finding (what the paper says, what this run measured with its interval,\n"
+          "and the verdict agrees / partly / does not) linking each study's report, and DIR/findings.csv. A study\n"
+          "that fails is named in the index and the others still run; --resume keeps studies already done.\n\n"
+          "Every study writes findings.csv (finding,paper,measured,verdict) beside its report.",
           runStudy,
-          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks"}};
+          studyNames()};
 }
 
 }  // namespace attnlab::cli
