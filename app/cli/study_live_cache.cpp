@@ -284,7 +284,9 @@ std::vector<Finding> findingsOf(const LiveCacheStudyResult& r) {
        joined("dense PPL of sigmoid over softmax, ungated, per seed: ", dense), everyCase(dense)},
       {"2. Sigmoid-gated models delete KV entries with negligible PPL change",
        "sigmoid-gated models delete KV entries with negligible PPL change relative to their own no-eviction references",
-       joined("sigmoid+gate, hard-eviction PPL over its own dense PPL (negligible: at most +1%, with under 90% of the cache live): ", eviction),
+       joined("sigmoid+gate, hard-eviction PPL over its own dense PPL (negligible: at most +" + fixed(100 * kNegligible, 0) + "%, with under " +
+                  fixed(100 * kDeletedEnough, 0) + "% of the cache live): ",
+              eviction),
        everyCase(eviction)},
       {"3a. Learned sigmoid gates beat H2O and KeyDiff (matched)",
        "under a matched live-cache protocol, learned sigmoid gates obtain lower PPL than H2O and KeyDiff",
