@@ -41,7 +41,11 @@ Interval overTwoSeeds(double a, double b) {
 }
 QString pplText(const Interval& i) { return QString("%1 [%2, %3]").arg(i.mean, 0, 'f', 3).arg(i.low, 0, 'f', 3).arg(i.high, 0, 'f', 3); }
 QString percentText(const Interval& i, bool sign, int decimals) {
-  auto one = [&](double v) { return (sign && v >= 0 ? "+" : "") + QString::number(100 * v, 'f', decimals) + "%"; };
+  auto one = [&](double v) {
+    QString text = QString::number(100 * v, 'f', decimals);
+    if (text.toDouble() == 0) text.remove('-');  // the report writes a rounded zero without its sign
+    return (sign && !text.startsWith('-') ? "+" : "") + text + "%";
+  };
   return one(i.mean) + " [" + one(i.low) + ", " + one(i.high) + "]";
 }
 QString changeText(const Interval& i) { return percentText(i, true, 2); }

@@ -69,8 +69,9 @@ LiveCacheStudySettings settingsFrom(const Args& args) {
 std::string percentText(const SeedInterval& r, bool sign, int decimals = 2) {
   if (r.n == 0) return "n/a";
   auto one = [&](double v) {
-    const std::string text = fixed(100 * v, decimals) + "%";
-    return sign && v >= 0 ? "+" + text : text;
+    std::string text = fixed(100 * v, decimals);
+    if (text.find_first_not_of("-0.") == std::string::npos && text[0] == '-') text.erase(0, 1);  // "-0.00" rounds to zero
+    return (sign && text[0] != '-' ? "+" : "") + text + "%";
   };
   std::string text = one(r.mean);
   if (r.hasSpread()) text += " [" + one(r.low) + ", " + one(r.high) + "]";
@@ -356,9 +357,9 @@ std::string reportMarkdown(const LiveCacheStudyResult& r, const std::string& com
      << " (entries kept still carry their soft g, as in training)\n"
      << "- Evaluation: " << s.eval_sequences << " sequences x " << s.context << " tokens\n"
      << "- Machine: " << machineLine() << ", " << s.threads << " threads; run time " << duration(r.seconds) << "\n"
-     << "- Scale: the defaults (d_model 64, 4 layers, 400 steps, 3 seeds: 24 models) are sized to about 30 minutes on 2 idle "
-        "cores kept busy, from 0.30-0.45 CPU-seconds per training step (softmax to sigmoid) measured on a shared, loaded "
-        "machine; the issue's d_model 128, 4 layers and 2,000 steps (0.60 CPU-s per step) would take about 4 hours.\n\n";
+     << "- Scale: the defaults (d_model 64, 4 layers, 400 steps, 3 seeds: 24 models) are sized to about 30-40 minutes on 2 "
+        "idle cores, from 0.30-0.45 CPU-seconds per training step (softmax to sigmoid) measured on a shared, loaded machine; "
+        "the issue's d_model 128, 4 layers and 2,000 steps (0.60 CPU-s per step) would take about 4-5 hours.\n\n";
   if (quick) md << "**--quick: tiny models trained a few steps; the numbers mean nothing.**\n\n";
   md << "Each cell: the mean over seeds with the 95% t-interval in brackets (per-seed values in results.csv; the delta is "
         "taken per seed, then averaged).\n\n"

@@ -15,7 +15,7 @@
 
 namespace attnlab {
 
-// The defaults are the full study (attnlab-cli study live-cache): sized to about 30 minutes on 2 idle cores.
+// The defaults are the full study (attnlab-cli study live-cache): sized to about 30-40 minutes on 2 idle cores.
 struct LiveCacheStudySettings {
   int d_model = 64, n_layers = 4, n_heads = 4, d_ff = 256, context = 64;
   int steps = 400, batch = 16;
