@@ -1,248 +1,18 @@
-// study: the seed papers' experiments at toy scale, each writing a report folder.
-// live-cache (seed 000's 2x2x2 live-cache study: report.md, results.csv, sweep.csv, charts/*.png) lives here;
-// seed-checks (QK spectra by positional encoding, head-drop curves) in study_seed_checks.cpp.
-#include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <sstream>
-
+// study: the seed papers' experiments at toy scale, each writing a report folder; each study lives in
+// its own study_NAME.cpp, and this file holds the list of studies and the help.
 #include "cli_error.h"
 #include "command.h"
-#include "format.h"
-#include "kv/eviction_policy.h"
-#include "kv/live_cache_study.h"
-#include "list_flags.h"
-#include "report_chart.h"
 #include "study_all.h"
 #include "study_extrapolation.h"
 #include "study_projection_sharing.h"
 #include "study_phase_change.h"
+#include "study_live_cache.h"
 #include "study_qk_runaway.h"
 #include "study_sinks.h"
 #include "study_seed_checks.h"
 
 namespace attnlab::cli {
 namespace {
-
-// The preset (sized to finish in under 15 minutes on 2 idle cores), --quick, then each flag.
-LiveCacheStudySettings settingsFrom(const Args& args) {
-  LiveCacheStudySettings s;
-  if (args.has("quick")) {  // seconds, for tests: the numbers mean nothing
-    s.d_model = 16;
-    s.n_layers = 1;
-    s.n_heads = 2;
-    s.d_ff = 32;
-    s.context = 16;
-    s.steps = 4;
-    s.batch = 4;
-    s.eval_sequences = 2;
-    s.budget_ratios = {0.25, 0.5};
-    s.sweep_policies = {"window", "h2o", "learned_gate"};
-  }
-  s.d_model = static_cast<int>(args.integer("d-model", s.d_model, 4, 1024));
-  s.n_layers = static_cast<int>(args.integer("layers", s.n_layers, 1, 16));
-  s.n_heads = static_cast<int>(args.integer("heads", s.n_heads, 1, 64));
-  s.d_ff = static_cast<int>(args.integer("d-ff", s.d_ff, 1, 8192));
-  s.context = static_cast<int>(args.integer("context", s.context, 4, 1024));
-  s.steps = static_cast<int>(args.integer("steps", s.steps, 1, 1000000));
-  s.batch = static_cast<int>(args.integer("batch", s.batch, 1, 4096));
-  s.lr = args.number("lr", s.lr, 1e-6, 1.0);
-  s.sparsity = args.number("sparsity", s.sparsity, 0.0, 100.0);
-  s.threshold = args.number("threshold", s.threshold, 0.0, 1.0);
-  s.eval_sequences = static_cast<int>(args.integer("eval-sequences", s.eval_sequences, 1, 100000));
-  s.threads = static_cast<int>(args.integer("threads", s.threads, 1, 64));
-  if (args.has("seeds")) s.seeds = parseSeedList(args.text("seeds"));
-  if (args.has("budgets")) s.budget_ratios = parseBudgetShares(args.text("budgets"));
-  if (args.has("policies")) s.sweep_policies = splitList(args.text("policies"));
-  if (std::string why = validateStudy(s); !why.empty()) throw CliError(why);
-  return s;
-}
-
-std::string num(double v, int decimals = 3) { return std::isfinite(v) ? fixed(v, decimals) : "n/a"; }
-std::string signedPercent(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  std::string text = fixed(100 * v, 2) + "%";
-  return v >= 0 ? "+" + text : text;
-}
-std::string fileSafe(std::string s) {
-  for (char& c : s)
-    if (c == '/' || c == '+') c = '_';
-  return s;
-}
-
-const LiveCacheStudyRow* findRow(const LiveCacheStudyResult& r, const std::string& attention, const std::string& positional,
-                                 bool gated, uint64_t seed) {
-  for (const auto& row : r.rows)
-    if (row.attention == attention && row.positional == positional && row.gated == gated && row.seed == seed) return &row;
-  return nullptr;
-}
-
-// The seed paper's three findings, each checked against this run's numbers (and said as measured).
-std::string findings(const LiveCacheStudyResult& r) {
-  std::ostringstream out;
-  const auto& s = r.settings;
-  int denseWorse = 0, denseCases = 0, sigmoidSmaller = 0, hardCases = 0, sigmoidBeats = 0, softmaxBeats = 0, matchedCases = 0;
-  std::ostringstream details;
-  for (uint64_t seed : s.seeds)
-    for (const char* pos : {"rope", "alibi"}) {
-      for (bool gated : {false, true}) {
-        const auto *soft = findRow(r, "softmax", pos, gated, seed), *sig = findRow(r, "sigmoid", pos, gated, seed);
-        if (soft && sig) {
-          ++denseCases;
-          denseWorse += sig->dense_ppl > soft->dense_ppl;
-        }
-      }
-      const auto *soft = findRow(r, "softmax", pos, true, seed), *sig = findRow(r, "sigmoid", pos, true, seed);
-      if (soft && sig) {
-        ++hardCases;
-        const double dSoft = std::abs(soft->hard_ppl / soft->dense_ppl - 1), dSig = std::abs(sig->hard_ppl / sig->dense_ppl - 1);
-        sigmoidSmaller += dSig < dSoft;
-        details << "   - " << pos << ", seed " << seed << ": |delta| sigmoid+gate " << fixed(100 * dSig, 2) << "% at "
-                << percent(sig->live_share) << " live vs softmax+gate " << fixed(100 * dSoft, 2) << "% at " << percent(soft->live_share)
-                << " live\n";
-      }
-      for (const auto* row : {soft, sig}) {
-        if (!row) continue;
-        bool beatsAll = true;  // learned gate vs H2O and KeyDiff on the same gated model
-        for (size_t m = 0; m < s.matched_policies.size(); ++m)
-          if (s.matched_policies[m] == "h2o" || s.matched_policies[m] == "keydiff") beatsAll = beatsAll && row->hard_ppl < row->matched_ppl[m];
-        (row == sig ? sigmoidBeats : softmaxBeats) += beatsAll;
-      }
-      matchedCases += (soft && sig);
-    }
-  out << "1. *Sigmoid attention is worse as a dense language model.* Sigmoid's dense PPL is above softmax's in "
-      << denseWorse << " of " << denseCases << " matched pairs (same encoding, gate and seed).\n"
-      << "2. *Sigmoid-gated models delete KV entries with negligible PPL change against their own no-eviction reference.* "
-      << "The sigmoid+gate model's |delta| is smaller than the softmax+gate model's in " << sigmoidSmaller << " of " << hardCases
-      << " pairs:\n"
-      << details.str()
-      << "3. *Under the matched protocol, learned sigmoid gates beat H2O and KeyDiff; softmax gates do not uniformly.* "
-      << "The learned gate's hard-eviction PPL is below both H2O's and KeyDiff's on the same model and live counts for "
-      << "sigmoid+gate in " << sigmoidBeats << " of " << matchedCases << " cases and for softmax+gate in " << softmaxBeats << " of "
-      << matchedCases << ".\n";
-  return out.str();
-}
-
-void writeReport(const LiveCacheStudyResult& r, const std::filesystem::path& dir, const std::string& command) {
-  const auto& s = r.settings;
-  std::filesystem::create_directories(dir / "charts");
-  std::string seeds;
-  for (uint64_t seed : s.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed);
-
-  // results.csv: one row per model and seed
-  std::ofstream csv(dir / "results.csv");
-  csv << "attention,positional,gate,seed,train_loss,dense_ppl,hard_ppl,delta_vs_dense,live_share";
-  for (const auto& m : s.matched_policies) csv << "," << m << "_matched_ppl";
-  csv << ",seconds\n";
-  for (const auto& row : r.rows) {
-    csv << row.attention << "," << row.positional << "," << (row.gated ? "learned" : "none") << "," << row.seed << ","
-        << row.train_loss << "," << row.dense_ppl << "," << (row.gated ? std::to_string(row.hard_ppl) : "") << ","
-        << (row.gated ? std::to_string(row.hard_ppl / row.dense_ppl - 1) : "") << "," << row.live_share;
-    for (double p : row.matched_ppl) csv << "," << p;
-    csv << "," << row.seconds << "\n";
-  }
-  std::ofstream sweep(dir / "sweep.csv");
-  sweep << "model,seed,policy,budget_ratio,ppl,live_share\n";
-  for (const auto& p : r.sweep) sweep << p.model << "," << p.seed << "," << p.policy << "," << p.budget_ratio << "," << p.ppl << "," << p.live_share << "\n";
-
-  // charts: one per model and seed, a line per policy, the dense PPL dashed
-  std::vector<std::string> charts;
-  for (const auto& row : r.rows) {
-    LineChart chart;
-    chart.title = row.label() + ", seed " + std::to_string(row.seed) + ": PPL vs cache budget";
-    chart.xLabel = "cache budget (share of the positions seen, per KV head)";
-    chart.yLabel = "perplexity";
-    chart.xPercent = true;
-    std::map<std::string, ChartSeries> byPolicy;
-    for (const auto& p : r.sweep)
-      if (p.model == row.label() && p.seed == row.seed) {
-        auto& series = byPolicy[p.policy];
-        series.name = p.policy == "learned_gate" ? "learned_gate (top-B)" : p.policy;
-        series.x.push_back(p.budget_ratio);
-        series.y.push_back(p.ppl);
-      }
-    for (const auto& policy : s.sweep_policies)
-      if (byPolicy.count(policy)) chart.series.push_back(byPolicy[policy]);
-    ChartSeries dense{"dense (no eviction)", {s.budget_ratios.front(), s.budget_ratios.back()}, {row.dense_ppl, row.dense_ppl}, true};
-    chart.series.push_back(dense);
-    const std::string file = "charts/ppl_vs_budget_" + fileSafe(row.label()) + "_seed" + std::to_string(row.seed) + ".png";
-    if (std::string why = writeLineChartPng(chart, (dir / file).string()); !why.empty()) throw CliError(why, 1);
-    charts.push_back(file);
-  }
-
-  std::ofstream md(dir / "report.md");
-  md << "# Live-cache study: soft gates, hard eviction (seed 000, toy scale)\n\n"
-     << "The 2x2x2 grid {softmax, sigmoid} x {learned retention gate, none} x {RoPE, ALiBi}, each model trained on the "
-        "toy language and evaluated on the same held-out sequences by teacher-forced decoding through the KV cache "
-        "(the loss at each position sees only the entries live at that step).\n\n"
-     << "- Command: `" << command << "`\n"
-     << "- Seeds: " << seeds << " (weights, training data and the held-out text)\n"
-     << "- Models: d_model " << s.d_model << ", " << s.n_layers << " layers, " << s.n_heads << " heads, d_ff " << s.d_ff << ", context "
-     << s.context << "; " << s.steps << " steps of batch " << s.batch << ", lr " << s.lr << "\n"
-     << "- Gated models: sparsity lambda " << s.sparsity << " on mean(g); hard eviction removes entries with g < " << s.threshold
-     << " (entries kept still carry their soft g, as in training)\n"
-     << "- Evaluation: " << s.eval_sequences << " sequences x " << s.context << " tokens\n"
-     << "- Run time: " << duration(r.seconds) << " with " << s.threads << " threads\n\n";
-  md << "| model | seed | dense PPL | PPL, hard eviction | delta vs own dense | live-cache share |";
-  for (const auto& m : s.matched_policies) md << " " << m << " PPL (matched) |";
-  md << "\n|---|---|---|---|---|---|";
-  for (size_t i = 0; i < s.matched_policies.size(); ++i) md << "---|";
-  md << "\n";
-  for (const auto& row : r.rows) {
-    md << "| " << row.label() << " | " << row.seed << " | " << num(row.dense_ppl) << " | " << (row.gated ? num(row.hard_ppl) : "-")
-       << " | " << (row.gated ? signedPercent(row.hard_ppl / row.dense_ppl - 1) : "-") << " | " << percent(row.live_share)
-       << (row.gated ? "" : " (twin's)") << " |";
-    for (double p : row.matched_ppl) md << " " << num(p) << " |";
-    md << "\n";
-  }
-  md << "\nLive-cache share: live entries summed over steps, layers and KV heads, over the positions seen (what the cache "
-        "holds on average relative to keeping everything). Matched columns: the policy keeps, at every step, layer and KV "
-        "head, exactly as many entries as the gated model kept under hard eviction; an ungated model gets the counts of "
-        "its gated twin (same attention, encoding and seed), marked (twin's).\n\n"
-     << "## Findings, as measured\n\n"
-     << findings(r) << "\nThese are toy models trained for minutes; read the numbers as what this run measured, not as a "
-                       "replication.\n\n"
-     << "## PPL vs cache budget\n\nEach policy at fixed budgets (a share of the positions seen, per KV head; learned_gate "
-        "keeps the top B by g). Data in sweep.csv.\n\n";
-  for (const auto& file : charts) md << "![" << file << "](" << file << ")\n\n";
-  if (!md) throw CliError("cannot write " + (dir / "report.md").string(), 1);
-}
-
-int runLiveCacheStudy(const Args& args) {
-  const std::string out = args.required("out");
-  const LiveCacheStudySettings settings = settingsFrom(args);
-  const bool json = args.has("json");
-  std::string command = "attnlab-cli study live-cache";
-  for (const char* flag : {"quick"})
-    if (args.has(flag)) command += std::string(" --") + flag;
-  for (const char* flag : {"d-model", "layers", "heads", "d-ff", "context", "steps", "batch", "lr", "sparsity", "threshold", "seeds",
-                           "eval-sequences", "budgets", "policies", "threads"})
-    if (args.has(flag)) command += std::string(" --") + flag + " " + args.text(flag);
-  LiveCacheStudyResult result;
-  try {
-    result = runLiveCacheStudy(settings, [&](const std::string& line) {
-      if (!args.has("quiet")) std::cerr << line << std::endl;
-    });
-  } catch (const std::invalid_argument& e) {
-    throw CliError(e.what());
-  }
-  {
-    const OffscreenGui gui;
-    writeReport(result, out, command + " --out " + out);
-  }
-  if (json) {
-    Json rows = Json::array();
-    for (const auto& row : result.rows)
-      rows.push_back({{"model", row.label()}, {"seed", row.seed}, {"dense_ppl", numberOrNull(row.dense_ppl)},
-                      {"hard_ppl", numberOrNull(row.hard_ppl)}, {"live_share", row.live_share}, {"matched_ppl", row.matched_ppl}});
-    std::cout << Json{{"out", out}, {"seconds", result.seconds}, {"rows", rows}}.dump() << std::endl;
-  } else {
-    std::cout << "report written to " << out << "/report.md (" << duration(result.seconds) << ")" << std::endl;
-  }
-  return 0;
-}
 
 // Every study: adding one is its file and one line here (study all runs them in this order).
 const std::vector<StudyEntry> kStudies = {
@@ -276,7 +46,7 @@ int runStudy(const Args& args) {
 
 Command studyCommand() {
   return {"study",
-          "live-cache --out DIR [--quick] [--steps N] [--seeds 1,2] [--d-model N] [--layers N] [--heads N]\n"
+          "live-cache --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--heads N]\n"
           "    [--d-ff N] [--context N] [--batch N] [--lr X] [--sparsity L] [--threshold T] [--eval-sequences N]\n"
           "    [--budgets 12.5%,25%] [--policies a,b] [--threads N] [--json] [--quiet]\n"
           "  or: attnlab-cli study seed-checks --out DIR [--quick] [--seeds 1,2,3 | --seed S] [--steps N] [--threads N] [--quiet]\n"
@@ -291,16 +61,16 @@ Command studyCommand() {
           "  or: attnlab-cli study all --out DIR [--quick] [--seeds 1,2,3] [--studies a,b] [--resume] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
           {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, sinks, qk-runaway, projection-sharing, phase-change or all"},
-           {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
+           {"out", "DIR", "report folder (created): report.md, findings.csv, results.csv, charts/*.png and the study's other CSVs"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
-           {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
+           {"steps", "N", "training steps per model (default 400; extrapolation 400)"},
            {"seed", "S", "seed-checks: one seed only, short for --seeds S"},
-           {"seeds", "LIST", "seeds, comma separated; each trains the whole grid (default 1; extrapolation 1,2,3)"},
-           {"d-model", "N", "model width (default 48)"},
-           {"layers", "N", "blocks (default 2)"},
+           {"seeds", "LIST", "seeds, comma separated; each trains the whole grid (default 1,2,3)"},
+           {"d-model", "N", "model width (default 64)"},
+           {"layers", "N", "blocks (default 4)"},
            {"heads", "N", "attention heads (default 4)"},
-           {"d-ff", "N", "MLP width (default 128)"},
-           {"context", "N", "sequence length for training and evaluation (default 48)"},
+           {"d-ff", "N", "MLP width (default 256)"},
+           {"context", "N", "sequence length for training and evaluation (default 64)"},
            {"batch", "N", "training batch (default 16)"},
            {"lr", "X", "peak learning rate (default 0.003)"},
            {"sparsity", "L", "lambda of the gated models' sparsity pressure on mean(g) (default 0.5)"},
@@ -318,10 +88,13 @@ Command studyCommand() {
            {"studies", "LIST", "all: only these studies, comma separated (default every one)"},
            {"resume", "", "all: keep a study whose folder already holds findings.csv from an earlier run"},
            {"quiet", "", "no progress lines on stderr"}},
-          "live-cache (seed 000): trains {softmax, sigmoid} x {learned retention gate, none} x {RoPE, ALiBi} on the toy\n"
+          "live-cache (seed 000, R1): trains {softmax, sigmoid} x {learned retention gate, none} x {RoPE, ALiBi} on the toy\n"
           "language for every seed, then measures on the same held-out text: dense PPL, PPL with the gate applied hard,\n"
-          "H2O, KeyDiff and window under the matched live-cache protocol, and PPL vs cache budget per policy.\n"
-          "The defaults (250 steps per model) take about 8 CPU-minutes: under 15 minutes on 2 idle cores.\n\n"
+          "H2O, KeyDiff, window and SnapKV under the matched live-cache protocol, and PPL vs cache budget per policy; each\n"
+          "as mean and 95% interval over seeds, charts with bands, and seed 000's claims judged by the intervals\n"
+          "(findings.csv). Defaults: d_model 64, 4 layers, 400 steps, seeds 1,2,3: about 30-40 minutes on 2 idle cores\n"
+          "(0.30-0.45 CPU-s per step, measured on a shared, loaded machine). The issue's scale, --d-model 128 --d-ff 512\n"
+          "--steps 2000, would take about 4-5 hours.\n\n"
           "seed-checks (R3, seed 000; R7, seed 001), for each seed (default 1,2,3): R3 trains the two-layer attention-only\n"
           "induction preset under RoPE, learned absolute positions and ALiBi (6000 steps of batch 64), follows every head's\n"
           "QK spectrum and maps over training (charts/rotational_share_*.png), checks the heads start at the Ginibre null\n"

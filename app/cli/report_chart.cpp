@@ -4,6 +4,7 @@
 #include <QImage>
 #include <QPainter>
 #include <QPainterPath>
+#include <QPolygonF>
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +44,21 @@ const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44
                            QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(23, 190, 207),
                            QColor(188, 189, 34),  QColor(127, 127, 127)};
 
+bool hasBand(const ChartSeries& s) { return !s.low.empty() && s.low.size() == s.x.size(); }
+
+// The band's outline: along the highs left to right, back along the lows; points where the band is
+// not finite and positive (a log axis cannot show them) are left out.
+template <class Px, class Py>
+QPolygonF bandPolygon(const ChartSeries& s, Px px, Py py) {
+  auto drawable = [&](size_t i) { return std::isfinite(s.low[i]) && std::isfinite(s.high[i]) && s.low[i] > 0 && s.high[i] > 0; };
+  QPolygonF outline;
+  for (size_t i = 0; i < s.x.size(); ++i)
+    if (drawable(i)) outline << QPointF(px(s.x[i]), py(s.high[i]));
+  for (size_t i = s.x.size(); i-- > 0;)
+    if (drawable(i)) outline << QPointF(px(s.x[i]), py(s.low[i]));
+  return outline;
+}
+
 }  // namespace
 
 struct OffscreenGui::Impl {
@@ -77,14 +93,17 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
   double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin, yMin = xMin, yMax = -xMin;
   for (size_t k = 0; k < chart.series.size(); ++k) {
     const ChartSeries& s = chart.series[k];
+    if (hasBand(s) != !s.low.empty() || s.high.size() != s.low.size())
+      return "chart '" + chart.title + "': the band of '" + s.name + "' needs one low and one high per point";
     for (size_t i = 0; i < s.x.size(); ++i) {
       if (!std::isfinite(s.y[i]) || s.y[i] <= 0) continue;
       double low = 0, high = 0;
       const bool bar = barOf(k, i, low, high);
       xMin = std::min(xMin, s.x[i]);
       xMax = std::max(xMax, s.x[i]);
-      yMin = std::min(yMin, bar ? std::min(low, s.y[i]) : s.y[i]);
-      yMax = std::max(yMax, bar ? std::max(high, s.y[i]) : s.y[i]);
+      if (bar) yMin = std::min(yMin, low), yMax = std::max(yMax, high);
+      for (double y : hasBand(s) ? std::vector<double>{s.y[i], s.low[i], s.high[i]} : std::vector<double>{s.y[i]})
+        if (std::isfinite(y) && y > 0) yMin = std::min(yMin, y), yMax = std::max(yMax, y);
     }
   }
   if (!std::isfinite(xMin) || !std::isfinite(yMin)) return "chart '" + chart.title + "' has no finite positive values";
@@ -145,8 +164,18 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
              QString::fromStdString(chart.yLabel) + (logY ? " (log scale)" : ""));
   p.restore();
 
-  // series and legend
+  // bands first, so that every line stays on top of them
   p.setClipRect(plot.adjusted(-4, -4, 4, 4));
+  for (size_t s = 0; s < chart.series.size(); ++s)
+    if (const ChartSeries& series = chart.series[s]; hasBand(series)) {
+      QColor fill = series.dashed ? QColor(60, 60, 60) : kPalette[s % std::size(kPalette)];
+      fill.setAlpha(30);  // pale: several bands overlap and the lines must stay readable
+      p.setPen(Qt::NoPen);
+      p.setBrush(fill);
+      p.drawPolygon(bandPolygon(series, px, py));
+    }
+
+  // series and legend
   for (size_t s = 0; s < chart.series.size(); ++s) {
     const ChartSeries& series = chart.series[s];
     const QColor colour = series.dashed ? QColor(60, 60, 60) : kPalette[s % std::size(kPalette)];

@@ -23,6 +23,8 @@ struct ChartSeries {
   std::string name;
   std::vector<double> x, y;
   bool dashed = false;  // a reference line (e.g. the dense model)
+  // A band drawn behind the line (e.g. the 95% interval over seeds): empty, or one low and one high per x.
+  std::vector<double> low = {}, high = {};
 };
 
 struct LineChart {
@@ -31,8 +33,8 @@ struct LineChart {
   bool xPercent = false;  // tick labels as percentages of 1
 };
 
-// Writes `chart` as a PNG. The y axis turns logarithmic (and says so) when the values span more
-// than a factor of 20. Needs an OffscreenGui alive. Returns "" or a one-line reason.
+// Writes `chart` as a PNG. The y axis turns logarithmic (and says so) when the values (bands
+// included) span more than a factor of 20. Needs an OffscreenGui alive. Returns "" or a one-line reason.
 std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width = 960, int height = 600);
 
 // Each point's interval, drawn as a vertical error bar: low[i], high[i] for point i of a series.

@@ -4,7 +4,7 @@
 // sequences through the KV cache:
 //   dense       every entry kept (the model's own no-eviction reference);
 //   hard        the learned gate applied hard (threshold), gated models only;
-//   matched     H2O, KeyDiff and window given, at every step, layer and KV head, exactly as many
+//   matched     H2O, KeyDiff, window and SnapKV given, at every step, layer and KV head, exactly as many
 //               entries as the gated model of the same attention, encoding and seed kept;
 //   sweep       PPL vs cache budget (a share of the positions seen) for a list of policies.
 // Plain data in, plain data out: the CLI writes the report.
@@ -15,17 +15,18 @@
 
 namespace attnlab {
 
+// The defaults are the full study (attnlab-cli study live-cache): sized to about 30-40 minutes on 2 idle cores.
 struct LiveCacheStudySettings {
-  int d_model = 48, n_layers = 2, n_heads = 4, d_ff = 128, context = 48;
-  int steps = 250, batch = 16;
+  int d_model = 64, n_layers = 4, n_heads = 4, d_ff = 256, context = 64;
+  int steps = 400, batch = 16;
   double lr = 3e-3;
   double sparsity = 0.5;   // model.retention_sparsity of the gated models
   double threshold = 0.5;  // hard eviction: entries with g below it leave the cache
-  std::vector<uint64_t> seeds = {1};
+  std::vector<uint64_t> seeds = {1, 2, 3};
   int eval_sequences = 24;
   std::vector<double> budget_ratios = {0.125, 0.25, 0.5, 0.75};
   std::vector<std::string> sweep_policies = {"window", "streaming_llm", "h2o", "tova", "keydiff", "snapkv", "random", "learned_gate"};
-  std::vector<std::string> matched_policies = {"h2o", "keydiff", "window"};
+  std::vector<std::string> matched_policies = {"h2o", "keydiff", "window", "snapkv"};
   int threads = 2;
 };
 
