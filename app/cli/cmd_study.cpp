@@ -16,6 +16,7 @@
 #include "list_flags.h"
 #include "report_chart.h"
 #include "study_extrapolation.h"
+#include "study_low_precision.h"
 #include "study_qk_runaway.h"
 #include "study_sinks.h"
 #include "study_seed_checks.h"
@@ -245,6 +246,7 @@ int runStudy(const Args& args) {
   if (args.text("subcommand") == "extrapolation") return runExtrapolationStudy(args);
   if (args.text("subcommand") == "qk-runaway") return runQkRunawayStudy(args);
   if (args.text("subcommand") == "sinks") return runSinksStudy(args);
+  if (args.text("subcommand") == "low-precision") return runLowPrecisionStudy(args);
   return args.text("subcommand") == "seed-checks" ? runSeedChecksStudy(args) : runLiveCacheStudy(args);
 }
 
@@ -259,9 +261,11 @@ Command studyCommand() {
           "  or: attnlab-cli study extrapolation --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study qk-runaway --out DIR [--quick] [--steps N] [--batch N] [--seeds 1,2,3] [--guard T] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--context N]\n"
-          "    [--batch N] [--threads N] [--quiet]",
+          "    [--batch N] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study low-precision --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--heads N]\n"
+          "    [--train-length N] [--batch N] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway or sinks"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway, sinks or low-precision"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
@@ -279,6 +283,7 @@ Command studyCommand() {
            {"eval-sequences", "N", "held-out sequences per evaluation (default 24)"},
            {"budgets", "LIST", "budgets of the PPL-vs-budget sweep, as shares (default 12.5%,25%,50%,75%)"},
            {"policies", "LIST", "policies of the sweep (default window,streaming_llm,h2o,tova,keydiff,snapkv,random,learned_gate)"},
+           {"train-length", "N", "low-precision: tokens per passkey training sequence, evaluated up to 8x (default 128)"},
            {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
@@ -302,9 +307,14 @@ Command studyCommand() {
           "and which runs diverged. Default 150 steps of batch 16 per run, seeds 1,2,3.\n\n"
           "sinks (seed 001, R8): the toy language with softmax, softmax with an element-wise or head-wise output gate, and\n"
           "the learnable sink (softmax_sink), for each seed: the first token's share of attention per layer (mean and\n"
-          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.",
+          "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.\n\n"
+          "low-precision (seed 000, R2): passkey models with ALiBi trained with fp32, bf16 and fp16 scores and ALiBi-log\n"
+          "with fp16 and fp32, for each seed, evaluated at 1, 2, 4 and 8x the training length: the share of exactly zero\n"
+          "visible weights per layer, head and distance (zero_share.csv, a chart per model) and passkey accuracy\n"
+          "(results.csv, a chart), mean and 95% interval over seeds, checked against the paper (findings.csv).\n"
+          "Defaults: d_model 64, 2 layers, 8 heads, 128-token sequences, 1500 steps of batch 32, seeds 1,2,3.",
           runStudy,
-          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks"}};
+          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks", "low-precision"}};
 }
 
 }  // namespace attnlab::cli

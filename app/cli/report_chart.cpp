@@ -63,17 +63,19 @@ OffscreenGui::~OffscreenGui() {
 
 std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width, int height) {
   if (!QGuiApplication::instance()) return "charts need an OffscreenGui";
+  // A log axis cannot show 0; a linear one (shares, accuracies) draws it.
+  auto drawable = [&](double y) { return std::isfinite(y) && (y > 0 || (chart.linearY && y == 0)); };
   double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin, yMin = xMin, yMax = -xMin;
   for (const auto& s : chart.series)
     for (size_t i = 0; i < s.x.size(); ++i) {
-      if (!std::isfinite(s.y[i]) || s.y[i] <= 0) continue;
+      if (!drawable(s.y[i])) continue;
       xMin = std::min(xMin, s.x[i]);
       xMax = std::max(xMax, s.x[i]);
       yMin = std::min(yMin, s.y[i]);
       yMax = std::max(yMax, s.y[i]);
     }
   if (!std::isfinite(xMin) || !std::isfinite(yMin)) return "chart '" + chart.title + "' has no finite positive values";
-  const bool logY = yMax / yMin > 20;
+  const bool logY = !chart.linearY && yMax / yMin > 20;
   auto yValue = [&](double y) { return logY ? std::log10(y) : y; };
   double lo = yValue(yMin), hi = yValue(yMax);
   const double pad = (hi - lo > 0 ? hi - lo : 1.0) * 0.06;
@@ -137,7 +139,7 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
     QPainterPath line;
     bool started = false;
     for (size_t i = 0; i < series.x.size(); ++i) {
-      if (!std::isfinite(series.y[i]) || series.y[i] <= 0) continue;
+      if (!drawable(series.y[i])) continue;
       const QPointF point(px(series.x[i]), py(series.y[i]));
       started ? line.lineTo(point) : line.moveTo(point);
       started = true;
@@ -145,7 +147,7 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
     p.drawPath(line);
     if (!series.dashed)
       for (size_t i = 0; i < series.x.size(); ++i)
-        if (std::isfinite(series.y[i]) && series.y[i] > 0) {
+        if (drawable(series.y[i])) {
           p.setBrush(colour);
           p.drawEllipse(QPointF(px(series.x[i]), py(series.y[i])), 3.5, 3.5);
         }
