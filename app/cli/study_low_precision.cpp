@@ -41,6 +41,10 @@ const Arm& arm(const std::string& label) {
   throw std::logic_error("no arm " + label);
 }
 const std::vector<int> kMultiples = {1, 2, 4, 8};
+// Sized on a shared, loaded machine (a short run of the default models, CPU time): the estimate the help text repeats.
+const char* kDefaultsCost =
+    "about 0.26 CPU-seconds per training step and 24 CPU-seconds of evaluation per model, measured on a shared, loaded "
+    "machine: 5 models x 3 seeds x 800 steps, about 30 minutes on 2 idle cores";
 
 struct Options {
   bool quick = false;
@@ -178,20 +182,31 @@ Finding compareArms(const std::string& finding, const std::string& paper, const 
   return {finding, paper, measured, verdictAbove(d)};
 }
 
+// The zero-share claims also say how blind the steepest head (h = 0, the largest slope) became.
+Finding withSteepestHead(Finding f, const std::vector<LengthResult>& rows, const Options& o, const Arm& a, const Arm& b) {
+  auto head0 = [](const LengthResult& r) { return headZeroShare(r, 0); };  // exact: a ratio of zero_share.csv's counts
+  f.measured += "; steepest head (m = 1/" + std::to_string(std::lround(1 / alibiSlope(0, o.heads))) + "): " + a.label + " " +
+                intervalText(seedInterval95(perSeed(rows, a, 1, o.seeds, head0))) + ", " + b.label + " " +
+                intervalText(seedInterval95(perSeed(rows, b, 1, o.seeds, head0)));
+  return f;
+}
+
 std::vector<Finding> findingsOf(const std::vector<LengthResult>& rows, const Options& o) {
+  const Arm &fp32 = arm("alibi fp32"), &bf16 = arm("alibi bf16"), &fp16 = arm("alibi fp16"), &log16 = arm("alibi_log fp16");
+  const std::string zeroShare = "share of visible weights exactly 0";
   return {
-      compareArms("fp16 zeroes ALiBi weights", "ALiBi's linear bias underflows low precision and zeroes a large fraction of the attention weights",
-                  rows, o, arm("alibi fp16"), arm("alibi fp32"), "share of visible weights exactly 0", zeroShareOf),
-      compareArms("bf16 zeroes ALiBi weights", "the same underflow in low precision (the abstract names no format)", rows, o,
-                  arm("alibi bf16"), arm("alibi fp32"), "share of visible weights exactly 0", zeroShareOf),
-      compareArms("fp16 impairs retrieval", "the failure mode can substantially impair token retrieval", rows, o, arm("alibi fp32"),
-                  arm("alibi fp16"), "passkey accuracy", accuracyOf),
-      compareArms("log distances avoid the zeros", "log-scaled distances are a mitigation of the underflow", rows, o, arm("alibi fp16"),
-                  arm("alibi_log fp16"), "share of visible weights exactly 0", zeroShareOf),
+      withSteepestHead(compareArms("fp16 zeroes ALiBi weights", "ALiBi's linear bias underflows low precision and zeroes a large fraction of the attention weights",
+                  rows, o, fp16, fp32, zeroShare, zeroShareOf), rows, o, fp16, fp32),
+      withSteepestHead(compareArms("bf16 zeroes ALiBi weights", "the same underflow in low precision (the abstract names no format)", rows, o,
+                  bf16, fp32, zeroShare, zeroShareOf), rows, o, bf16, fp32),
+      compareArms("fp16 impairs retrieval", "the failure mode can substantially impair token retrieval", rows, o, fp32, fp16,
+                  "passkey accuracy", accuracyOf),
+      withSteepestHead(compareArms("log distances avoid the zeros", "log-scaled distances are a mitigation of the underflow", rows, o, fp16,
+                  log16, zeroShare, zeroShareOf), rows, o, fp16, log16),
       compareArms("log distances retrieve better", "log-scaled distances give the most consistent improvement in passkey retrieval", rows, o,
-                  arm("alibi_log fp16"), arm("alibi fp16"), "passkey accuracy", accuracyOf),
+                  log16, fp16, "passkey accuracy", accuracyOf),
       compareArms("default ALiBi is a strong baseline", "default ALiBi slopes remain a surprisingly strong baseline for needle retrieval", rows, o,
-                  arm("alibi fp32"), arm("alibi_log fp32"), "passkey accuracy", accuracyOf),
+                  fp32, arm("alibi_log fp32"), "passkey accuracy", accuracyOf),
   };
 }
 
@@ -245,6 +260,7 @@ std::string zeroShareChart(const std::vector<LengthResult>& rows, const Options&
     }
     chart.series.push_back(series);
   }
+  chart.series.push_back({"training length", {double(o.trainLength), double(o.trainLength)}, {0, 1}, true});
   std::string file = "charts/zero_share_" + a.label + ".png";
   for (char& c : file)
     if (c == ' ') c = '_';
@@ -302,12 +318,12 @@ std::string headTable(const std::vector<LengthResult>& rows, const Options& o, i
 Options optionsFrom(const Args& args) {
   Options o;
   o.quick = args.has("quick");
-  o.steps = static_cast<int>(args.integer("steps", o.quick ? 10 : 1500, 1, 1000000));
+  o.steps = static_cast<int>(args.integer("steps", o.quick ? 10 : 800, 1, 1000000));
   o.threads = threadsFrom(args, 2);
   o.dModel = static_cast<int>(args.integer("d-model", o.quick ? 16 : 64, 4, 1024));
   o.layers = static_cast<int>(args.integer("layers", o.quick ? 1 : 2, 1, 16));
   o.heads = static_cast<int>(args.integer("heads", o.quick ? 4 : 8, 1, 64));
-  o.trainLength = static_cast<int>(args.integer("train-length", o.quick ? 24 : 128, 21, 512));
+  o.trainLength = static_cast<int>(args.integer("train-length", o.quick ? 24 : 64, 21, 512));
   o.batch = static_cast<int>(args.integer("batch", o.quick ? 4 : 32, 1, 4096));
   o.sequences = o.quick ? 2 : 8;
   o.evalBatches = o.quick ? 1 : 4;
@@ -366,7 +382,8 @@ int runLowPrecisionStudy(const Args& args) {
      << "- Evaluation at 1, 2, 4 and 8 times the training length: accuracy per digit on " << o.evalBatches * o.batch
      << " held-out sequences per length, zero shares on " << o.sequences << " held-out sequences per length\n"
      << "- Machine: " << machineLine() << ", " << o.threads << " threads; run time " << duration(seconds) << " (training "
-     << duration(trainSeconds) << ")\n\n"
+     << duration(trainSeconds) << ", " << fixed(trainSeconds / (kArms.size() * o.seeds.size() * o.steps), 3) << " s per step)\n"
+     << "- Cost of the defaults: " << kDefaultsCost << "\n\n"
      << "Every cell: the mean over seeds with the 95% t-interval in brackets. Zero share: visible (causal) weights that are "
         "exactly 0, over all layers, heads and query-key distances; a weight that is only tiny does not count. fp16 "
         "turns an exponential below 2^-25 (a logit " << fixed(25 * std::log(2.0), 2) << " below the row's maximum) into 0; "
