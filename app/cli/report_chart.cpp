@@ -81,7 +81,7 @@ std::string writeLineChartPng(const LineChart& chart, const std::string& path, i
   const double pad = (hi - lo > 0 ? hi - lo : 1.0) * 0.06;
   lo -= pad;
   hi += pad;
-  if (!logY) lo = std::max(0.0, lo);
+  if (!logY) lo = chart.linearY ? 0.0 : std::max(0.0, lo);
   if (xMax == xMin) xMax = xMin + 1;
 
   QImage image(width, height, QImage::Format_ARGB32);

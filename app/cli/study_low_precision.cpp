@@ -269,7 +269,7 @@ std::string zeroShareChart(const std::vector<LengthResult>& rows, const Options&
 }
 
 std::string accuracyChart(const std::vector<LengthResult>& rows, const Options& o, const std::string& dir) {
-  LineChart chart{"Passkey accuracy against length (mean over seeds)", "multiple of the training length", "accuracy per digit", {}, false, true};
+  LineChart chart{"Passkey accuracy against length (mean over seeds; intervals in report.md)", "multiple of the training length", "accuracy per digit", {}, false, true};
   for (const Arm& a : kArms) {
     ChartSeries series{a.label, {}, {}, false};
     for (int m : kMultiples) {
