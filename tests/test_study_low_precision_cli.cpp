@@ -36,7 +36,7 @@ QString intervalCell(double a, double b) {
   return QString("%1 [%2, %3]").arg(mean, 0, 'f', 3).arg(mean - half, 0, 'f', 3).arg(mean + half, 0, 'f', 3);
 }
 
-constexpr int kArms = 5, kSeeds = 2, kLengths = 4, kHeads = 4, kTrainLength = 24, kBucket = 3;
+constexpr int kArms = 6 /*5 trained, 1 evaluated at another precision*/, kSeeds = 2, kLengths = 4, kHeads = 4, kTrainLength = 24, kBucket = 3;
 
 }  // namespace
 
@@ -129,7 +129,7 @@ class TestStudyLowPrecisionCli : public QObject {
     QCOMPARE(retrieval, expected);
 
     for (const char* chart : {"passkey_accuracy", "zero_share_alibi_fp32", "zero_share_alibi_bf16", "zero_share_alibi_fp16",
-                              "zero_share_alibi_log_fp16", "zero_share_alibi_log_fp32"})
+                              "zero_share_alibi_log_fp16", "zero_share_alibi_log_fp32", "zero_share_alibi_fp16_fp32_trained"})
       QVERIFY2(QFileInfo(out + "/charts/" + chart + ".png").size() > 1000, chart);
   }
 

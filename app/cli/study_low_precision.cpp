@@ -1,10 +1,13 @@
 // study low-precision (R2; seed 000's ALiBi failure mode): ALiBi's linear penalty -m_h (i - j) drives
 // far exponentials below what fp16 can hold, so those weights become exactly 0 and the head is blind
 // there. Passkey models with ALiBi trained (and evaluated) with fp32, bf16 and fp16 scores, ALiBi-log
-// (-m_h log(1 + i - j)) with fp16 and, as a control, fp32, for every seed. Measured on held-out
+// (-m_h log(1 + i - j)) with fp16 and, as a control, fp32, for every seed; the fp32 ALiBi model is
+// also evaluated with fp16 scores (trained without the zeros, run with them). Measured on held-out
 // sequences at 1, 2, 4 and 8 times the training length: the share of exactly zero visible weights
 // per layer, head and distance bucket (analysis/zero_weights.h), and passkey accuracy. Writes
 // report.md, results.csv, zero_share.csv, findings.csv and charts/*.png.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -27,14 +30,21 @@
 namespace attnlab::cli {
 namespace {
 
+// An arm trains with `trained` scores and is evaluated with `precision` ones; an arm evaluated at
+// another precision than it trained with is the same-seed model of the arm trained so, not a new run.
 struct Arm {
-  std::string label, positional, precision;
+  std::string label, positional, precision, trained;
+  bool evaluationOnly() const { return trained != precision; }
 };
-const std::vector<Arm> kArms = {{"alibi fp32", "alibi", "fp32"},
-                                {"alibi bf16", "alibi", "bf16"},
-                                {"alibi fp16", "alibi", "fp16"},
-                                {"alibi_log fp16", "alibi_log", "fp16"},
-                                {"alibi_log fp32", "alibi_log", "fp32"}};
+const std::vector<Arm> kArms = {{"alibi fp32", "alibi", "fp32", "fp32"},
+                                {"alibi bf16", "alibi", "bf16", "bf16"},
+                                {"alibi fp16", "alibi", "fp16", "fp16"},
+                                {"alibi_log fp16", "alibi_log", "fp16", "fp16"},
+                                {"alibi_log fp32", "alibi_log", "fp32", "fp32"},
+                                {"alibi fp16 (fp32-trained)", "alibi", "fp16", "fp32"}};
+size_t trainedArms() {
+  return std::count_if(kArms.begin(), kArms.end(), [](const Arm& a) { return !a.evaluationOnly(); });
+}
 const Arm& arm(const std::string& label) {
   for (const Arm& a : kArms)
     if (a.label == label) return a;
@@ -44,7 +54,7 @@ const std::vector<int> kMultiples = {1, 2, 4, 8};
 // Sized on a shared, loaded machine (a short run of the default models, CPU time): the estimate the help text repeats.
 const char* kDefaultsCost =
     "about 0.26 CPU-seconds per training step and 24 CPU-seconds of evaluation per model, measured on a shared, loaded "
-    "machine: 5 models x 3 seeds x 800 steps, about 30 minutes on 2 idle cores";
+    "machine: 5 trained models x 3 seeds x 800 steps and 6 evaluations per seed, about 30 minutes on 2 idle cores";
 
 struct Options {
   bool quick = false;
@@ -90,7 +100,7 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   c.model.n_layers = o.layers;
   c.model.n_heads = o.heads;
   c.model.positional = a.positional;
-  c.model.score_precision = a.precision;  // trained at the precision, not only evaluated at it
+  c.model.score_precision = a.trained;
   c.task.settings["length"] = o.trainLength;
   c.model.context = o.trainLength * kMultiples.back();  // ALiBi has no position table: the context only bounds traces
   c.train.batch = o.batch;
@@ -102,16 +112,9 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   return c;
 }
 
-std::vector<LengthResult> measure(const Options& o, const Arm& a, uint64_t seed) {
-  const auto start = std::chrono::steady_clock::now();
-  Trainer trainer(configFor(o, a, seed));
-  bool diverged = false;
-  try {
-    while (!trainer.finished()) trainer.trainStep();
-  } catch (const DivergenceError&) {
-    diverged = true;  // its measurements stay NaN and the intervals say "(k diverged)"
-  }
-  const double trainSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// `model` (trained `trainSeconds`, NaN weights if it diverged) at every length.
+std::vector<LengthResult> measureModel(const Options& o, const Arm& a, uint64_t seed, const Trainer& trainer, const Model& model,
+                                       double trainSeconds, bool diverged) {
   std::vector<LengthResult> results;
   for (int m : kMultiples) {
     LengthResult r;
@@ -122,7 +125,7 @@ std::vector<LengthResult> measure(const Options& o, const Arm& a, uint64_t seed)
     r.trainSeconds = trainSeconds;
     r.counts.assign(o.layers, std::vector<ZeroWeightCounts>(o.heads, ZeroWeightCounts(o.bucketWidth())));
     if (!diverged) {
-      const EvalResult e = evaluateAtLength(trainer, r.length, o.evalBatches);
+      const EvalResult e = evaluateAtLength(trainer.config(), trainer.task(), model, trainer.sequenceLength(), r.length, o.evalBatches);
       r.loss = asWritten(e.loss);
       r.accuracy = asWritten(e.accuracy);
       r.exactMatch = asWritten(e.exact_match);
@@ -130,13 +133,36 @@ std::vector<LengthResult> measure(const Options& o, const Arm& a, uint64_t seed)
       const Batch batch = trainer.task().sample(o.sequences, r.length, Split::Validation, rng);
       for (int b = 0; b < batch.B; ++b) {
         const std::vector<int> tokens(batch.inputs.begin() + static_cast<long>(b) * batch.T, batch.inputs.begin() + static_cast<long>(b + 1) * batch.T);
-        const Trace trace = trainer.trace(tokens);
+        const Trace trace = traceModel(model, trainer.task().vocabulary(), tokens);
         for (int l = 0; l < o.layers; ++l)
           for (int h = 0; h < o.heads; ++h) r.counts[l][h].add(trace.layers[l].heads[h].scores, trace.layers[l].heads[h].weights);
       }
     }
     results.push_back(std::move(r));
   }
+  return results;
+}
+
+// Trains arm `a` for `seed` and measures it, then the same model for every evaluation-only arm
+// trained as `a` (its weights copied into a model of the other score precision).
+std::vector<LengthResult> measure(const Options& o, const Arm& a, uint64_t seed) {
+  const auto start = std::chrono::steady_clock::now();
+  Trainer trainer(configFor(o, a, seed));
+  bool diverged = false;
+  try {
+    while (!trainer.finished()) trainer.trainStep();
+  } catch (const DivergenceError&) {
+    diverged = true;  // its measurements stay NaN and the intervals say "(k diverged)"
+  }
+  const double trainSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<LengthResult> results = measureModel(o, a, seed, trainer, trainer.model(), trainSeconds, diverged);
+  for (const Arm& b : kArms)
+    if (b.evaluationOnly() && b.positional == a.positional && b.trained == a.trained) {
+      ModelConfig config = trainer.model().config();
+      config.score_precision = b.precision;
+      const std::unique_ptr<Model> model = copyModelAs(trainer.model(), config);
+      for (LengthResult& r : measureModel(o, b, seed, trainer, *model, 0, diverged)) results.push_back(std::move(r));
+    }
   return results;
 }
 
@@ -261,9 +287,12 @@ std::string zeroShareChart(const std::vector<LengthResult>& rows, const Options&
     chart.series.push_back(series);
   }
   chart.series.push_back({"training length", {double(o.trainLength), double(o.trainLength)}, {0, 1}, true});
-  std::string file = "charts/zero_share_" + a.label + ".png";
-  for (char& c : file)
-    if (c == ' ') c = '_';
+  std::string name;  // "alibi fp16 (fp32-trained)" -> "alibi_fp16_fp32_trained"
+  for (char c : a.label)
+    if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    else if (!name.empty() && name.back() != '_') name += '_';
+  while (!name.empty() && name.back() == '_') name.pop_back();
+  const std::string file = "charts/zero_share_" + name + ".png";
   if (std::string why = writeLineChartPng(chart, dir + "/" + file); !why.empty()) throw CliError(why, 1);
   return file;
 }
@@ -345,6 +374,7 @@ int runLowPrecisionStudy(const Args& args) {
   std::vector<LengthResult> rows;
   for (const Arm& a : kArms)
     for (uint64_t seed : o.seeds) {
+      if (a.evaluationOnly()) continue;  // measured with the arm it was trained as
       if (!args.has("quiet")) std::cerr << "study: " << a.label << ", seed " << seed << std::endl;
       try {
         for (LengthResult& r : measure(o, a, seed)) rows.push_back(std::move(r));
@@ -372,7 +402,9 @@ int runLowPrecisionStudy(const Args& args) {
         "passkey models with ALiBi (s_ij -= m_h (i - j), m_h = 2^(-8h/H)) under fp32, bf16 and fp16 scores, and with "
         "ALiBi-log (s_ij -= m_h log(1 + i - j)) under fp16 and fp32, each **trained at its precision** (scores, bias, "
         "logits and exponentials rounded where a low-precision kernel stores them; sums in fp32; backward "
-        "straight-through, attention/precision.h) and evaluated at it, for every seed.\n\n"
+        "straight-through, attention/precision.h) and evaluated at it, for every seed. One more row, *alibi fp16 "
+        "(fp32-trained)*, is each seed's fp32 ALiBi model evaluated with fp16 scores: what running an fp32-trained "
+        "model in half precision does, against a model that trained with the zeros.\n\n"
      << "- Command: `" << studyCommand(args, "low-precision", {"quick", "steps", "seeds", "d-model", "layers", "heads", "train-length", "batch", "threads"})
      << " --out " << out << "`\n"
      << "- Seeds: " << seeds << " (weights, training data, held-out sequences; the arms of one seed share them)\n"
@@ -382,7 +414,7 @@ int runLowPrecisionStudy(const Args& args) {
      << "- Evaluation at 1, 2, 4 and 8 times the training length: accuracy per digit on " << o.evalBatches * o.batch
      << " held-out sequences per length, zero shares on " << o.sequences << " held-out sequences per length\n"
      << "- Machine: " << machineLine() << ", " << o.threads << " threads; run time " << duration(seconds) << " (training "
-     << duration(trainSeconds) << ", " << fixed(trainSeconds / (kArms.size() * o.seeds.size() * o.steps), 3) << " s per step)\n"
+     << duration(trainSeconds) << ", " << fixed(trainSeconds / (trainedArms() * o.seeds.size() * o.steps), 3) << " s per step)\n"
      << "- Cost of the defaults: " << kDefaultsCost << "\n\n"
      << "Every cell: the mean over seeds with the 95% t-interval in brackets. Zero share: visible (causal) weights that are "
         "exactly 0, over all layers, heads and query-key distances; a weight that is only tiny does not count. fp16 "
