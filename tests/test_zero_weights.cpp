@@ -42,6 +42,8 @@ class TestZeroWeights : public QObject {
     QCOMPARE(counts.zeros(2), 3L);
     QCOMPARE(counts.share(2), 1.0);
     QCOMPARE(counts.share(0), 1.0 / 11);
+    QCOMPARE(counts.totalVisible(), 21L);
+    QCOMPARE(counts.totalZeros(), 4L);
     QCOMPARE(counts.overallShare(), 4.0 / 21);
   }
 

@@ -77,15 +77,13 @@ struct LengthResult {
 long LengthResult::visible() const {
   long n = 0;
   for (const auto& layer : counts)
-    for (const ZeroWeightCounts& c : layer)
-      for (int b = 0; b < c.buckets(); ++b) n += c.visible(b);
+    for (const ZeroWeightCounts& c : layer) n += c.totalVisible();
   return n;
 }
 long LengthResult::zeros() const {
   long n = 0;
   for (const auto& layer : counts)
-    for (const ZeroWeightCounts& c : layer)
-      for (int b = 0; b < c.buckets(); ++b) n += c.zeros(b);
+    for (const ZeroWeightCounts& c : layer) n += c.totalZeros();
   return n;
 }
 
@@ -180,8 +178,7 @@ double zeroShareOf(const LengthResult& r) { return asWritten(r.zeroShare()); }
 // Head h's zero share at one length, pooled over its layers, for one seed (from zero_share.csv's counts).
 double headZeroShare(const LengthResult& r, int head) {
   long visible = 0, zeros = 0;
-  for (const auto& layer : r.counts)
-    for (int b = 0; b < layer[head].buckets(); ++b) visible += layer[head].visible(b), zeros += layer[head].zeros(b);
+  for (const auto& layer : r.counts) visible += layer[head].totalVisible(), zeros += layer[head].totalZeros();
   return visible ? static_cast<double>(zeros) / visible : NAN;
 }
 

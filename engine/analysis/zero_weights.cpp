@@ -29,9 +29,12 @@ double ZeroWeightCounts::share(int bucket) const {
   return visible_[bucket] ? static_cast<double>(zeros_[bucket]) / visible_[bucket] : std::nan("");
 }
 
+long ZeroWeightCounts::totalVisible() const { return std::accumulate(visible_.begin(), visible_.end(), 0L); }
+long ZeroWeightCounts::totalZeros() const { return std::accumulate(zeros_.begin(), zeros_.end(), 0L); }
+
 double ZeroWeightCounts::overallShare() const {
-  const long seen = std::accumulate(visible_.begin(), visible_.end(), 0L), zero = std::accumulate(zeros_.begin(), zeros_.end(), 0L);
-  return seen ? static_cast<double>(zero) / seen : std::nan("");
+  const long seen = totalVisible();
+  return seen ? static_cast<double>(totalZeros()) / seen : std::nan("");
 }
 
 }  // namespace attnlab

@@ -22,6 +22,8 @@ class ZeroWeightCounts {
   int buckets() const { return static_cast<int>(visible_.size()); }
   long visible(int bucket) const { return visible_[bucket]; }
   long zeros(int bucket) const { return zeros_[bucket]; }
+  long totalVisible() const;
+  long totalZeros() const;
   // zeros / visible in the bucket (NaN where nothing was visible), and over every bucket.
   double share(int bucket) const;
   double overallShare() const;
