@@ -184,7 +184,7 @@ double headZeroShare(const LengthResult& r, int head) {
 
 // The verdict on a claim that a paired difference (per seed) is above 0: the interval over seeds
 // above 0 agrees, an interval not reaching above 0 does not, anything else (or one seed) is partly.
-std::string verdictAbove(const SeedInterval& d) {
+std::string verdictOnDifference(const SeedInterval& d) {
   if (!d.hasSpread()) return "partly";
   if (d.low > 0) return "agrees";
   return d.high <= 0 ? "does not" : "partly";
@@ -202,7 +202,7 @@ Finding compareArms(const std::string& finding, const std::string& paper, const 
   const SeedInterval d = seedInterval95(difference(h, l));
   const std::string measured = what + " at the training length: " + higher.label + " " + intervalText(seedInterval95(h)) + ", " +
                                lower.label + " " + intervalText(seedInterval95(l)) + "; paired difference " + intervalText(d);
-  return {finding, paper, measured, verdictAbove(d)};
+  return {finding, paper, measured, verdictOnDifference(d)};
 }
 
 // The zero-share claims also say how blind the steepest head (h = 0, the largest slope) became.
