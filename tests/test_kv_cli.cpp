@@ -94,7 +94,7 @@ class TestKvCli : public QObject {
     // the subcommand is required
     const Run missing = runCli({"study", "--out", out});
     QCOMPARE(missing.exitCode, 2);
-    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache, seed-checks, extrapolation, qk-runaway, sinks, low-precision)"));
+    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache, seed-checks, extrapolation, sinks, qk-runaway, low-precision, all)"));
   }
 };
 

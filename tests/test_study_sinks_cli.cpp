@@ -42,7 +42,7 @@ class TestStudySinksCli : public QObject {
     const QString row = report.section("| softmax + head-wise gate |", 1, 1).section('\n', 0, 0);
     QVERIFY2(row.split('|').value(2).trimmed() == cell, qPrintable("expected layer 1's cell " + cell + " in the row" + row));
     for (const char* part : {"| model | val loss | layer 0 | layer 1 | learned sink's share | output gate mean |", "| softmax |",
-                             "| softmax + element-wise gate |", "| learnable sink |", "## Against the seeds", "- Seeds: 1, 2",
+                             "| softmax + element-wise gate |", "| learnable sink |", "## Against the paper", "- Seeds: 1, 2",
                              "- Command: `attnlab-cli study sinks --quick --seeds 1,2 --out", "Uniform attention would give"})
       QVERIFY2(report.contains(part), part);
     QVERIFY(QFileInfo(out + "/charts/sink_by_layer.png").size() > 1000);

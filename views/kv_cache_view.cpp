@@ -32,7 +32,7 @@
 #include "kv_cache_model.h"
 #include "kv_occupancy_raster.h"
 #include "kv/eviction_policy.h"
-#include "kv_study_report.h"
+#include "study_report.h"
 #include "palette.h"
 
 namespace attnlab {
@@ -586,7 +586,7 @@ void KvCacheView::redrawCharts() {
 void KvCacheView::openStudyReport() {
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a live-cache study report folder"));
   if (folder.isEmpty()) return;
-  auto* dialog = new KvStudyReport(this);
+  auto* dialog = new StudyReport(this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   if (const QString why = dialog->load(folder); !why.isEmpty()) {
     delete dialog;

@@ -15,6 +15,7 @@
 #include "kv/live_cache_study.h"
 #include "list_flags.h"
 #include "report_chart.h"
+#include "study_all.h"
 #include "study_extrapolation.h"
 #include "study_low_precision.h"
 #include "study_qk_runaway.h"
@@ -242,12 +243,29 @@ int runLiveCacheStudy(const Args& args) {
   return 0;
 }
 
+// Every study: adding one is its file and one line here (study all runs them in this order).
+const std::vector<StudyEntry> kStudies = {
+    {"live-cache", "R1: soft gates and hard eviction, against H2O, KeyDiff, window and SnapKV (seed 000)", runLiveCacheStudy},
+    {"seed-checks", "R3 QK spectra by positional encoding and R7 head-drop order (seeds 000 and 001)", runSeedChecksStudy},
+    {"extrapolation", "R6: accumulated rotations, RoPE and ALiBi beyond the training length (seed 000)", runExtrapolationStudy},
+    {"sinks", "R8: the first token as a sink, the output gate and the learnable sink (seeds 000 and 001)", runSinksStudy},
+    {"qk-runaway", "QK score runaway under fast learning and bf16, QK-norm and QK-guard (seed 001)", runQkRunawayStudy},
+    {"low-precision", "R2: ALiBi under fp32, bf16 and fp16 and ALiBi-log: exact-zero weights and passkey retrieval (seed 000)", runLowPrecisionStudy},
+};
+
+std::vector<std::string> studyNames() {
+  std::vector<std::string> names;
+  for (const StudyEntry& s : kStudies) names.push_back(s.name);
+  names.push_back("all");
+  return names;
+}
+
 int runStudy(const Args& args) {
-  if (args.text("subcommand") == "extrapolation") return runExtrapolationStudy(args);
-  if (args.text("subcommand") == "qk-runaway") return runQkRunawayStudy(args);
-  if (args.text("subcommand") == "sinks") return runSinksStudy(args);
-  if (args.text("subcommand") == "low-precision") return runLowPrecisionStudy(args);
-  return args.text("subcommand") == "seed-checks" ? runSeedChecksStudy(args) : runLiveCacheStudy(args);
+  const std::string name = args.text("subcommand");
+  if (name == "all") return runAllStudies(args, kStudies, studyCommand().flags);
+  for (const StudyEntry& s : kStudies)
+    if (s.name == name) return s.run(args);
+  throw CliError("no study '" + name + "'");
 }
 
 }  // namespace
@@ -263,9 +281,10 @@ Command studyCommand() {
           "  or: attnlab-cli study sinks --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--context N]\n"
           "    [--batch N] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study low-precision --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--heads N]\n"
-          "    [--train-length N] [--batch N] [--threads N] [--quiet]",
+          "    [--train-length N] [--batch N] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study all --out DIR [--quick] [--seeds 1,2,3] [--studies a,b] [--resume] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, qk-runaway, sinks or low-precision"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, sinks, qk-runaway, low-precision or all"},
            {"out", "DIR", "report folder (created): report.md, results.csv, sweep.csv, charts/*.png"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 250; extrapolation 400)"},
@@ -287,6 +306,8 @@ Command studyCommand() {
            {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
+           {"studies", "LIST", "all: only these studies, comma separated (default every one)"},
+           {"resume", "", "all: keep a study whose folder already holds findings.csv from an earlier run"},
            {"quiet", "", "no progress lines on stderr"}},
           "live-cache (seed 000): trains {softmax, sigmoid} x {learned retention gate, none} x {RoPE, ALiBi} on the toy\n"
           "language for every seed, then measures on the same held-out text: dense PPL, PPL with the gate applied hard,\n"
@@ -310,13 +331,18 @@ Command studyCommand() {
           "95% interval over seeds), the learnable sink's own share, a chart, results.csv and report.md.\n\n"
           "low-precision (seed 000, R2): passkey models with ALiBi trained with fp32, bf16 and fp16 scores and ALiBi-log\n"
           "with fp16 and fp32, for each seed (and the fp32 ALiBi model evaluated with fp16 scores), evaluated at 1, 2, 4\n"
-          "and 8x the training length: the share of exactly zero\n"
-          "visible weights per layer, head and distance (zero_share.csv, a chart per model) and passkey accuracy\n"
-          "(results.csv, a chart), mean and 95% interval over seeds, checked against the paper (findings.csv).\n"
-          "Defaults: d_model 64, 2 layers, 8 heads, 64-token sequences, 800 steps of batch 32, seeds 1,2,3: about 30 minutes\n"
-          "on 2 idle cores (0.26 CPU-seconds per step, measured on a shared, loaded machine).",
+          "and 8x the training length: the share of exactly zero visible weights per layer, head and distance\n"
+          "(zero_share.csv, a chart per model) and passkey accuracy (results.csv, a chart), mean and 95% interval over\n"
+          "seeds, checked against the paper (findings.csv). Defaults: d_model 64, 2 layers, 8 heads, 64-token sequences,\n"
+          "800 steps of batch 32, seeds 1,2,3: about 30 minutes on 2 idle cores (0.26 CPU-seconds per step, measured on\n"
+          "a shared, loaded machine).\n\n"
+          "all: every study above in turn, each into DIR/<name> with the --quick, --seeds and --threads given, then\n"
+          "DIR/report.md: one table of every finding (what the paper says, what this run measured with its interval,\n"
+          "and the verdict agrees / partly / does not) linking each study's report, and DIR/findings.csv. A study\n"
+          "that fails is named in the index and the others still run; --resume keeps studies already done.\n\n"
+          "Every study writes findings.csv (finding,paper,measured,verdict) beside its report.",
           runStudy,
-          {"live-cache", "seed-checks", "extrapolation", "qk-runaway", "sinks", "low-precision"}};
+          studyNames()};
 }
 
 }  // namespace attnlab::cli

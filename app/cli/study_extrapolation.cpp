@@ -17,6 +17,7 @@
 #include "report_chart.h"
 #include "setup.h"
 #include "study_extrapolation.h"
+#include "study_support.h"
 #include "train/length_eval.h"
 
 namespace attnlab::cli {
@@ -61,12 +62,25 @@ ExperimentConfig configFor(const std::string& task, const Encoding& e, uint64_t 
   return c;
 }
 
-double meanOf(const std::vector<Row>& rows, const std::string& task, const std::string& encoding, double multiple) {
-  double sum = 0;
-  int n = 0;
+// The accuracy of one task and encoding at one multiple, one value per seed: mean and 95% interval.
+SeedInterval accuracyOf(const std::vector<Row>& rows, const std::string& task, const std::string& encoding, double multiple) {
+  std::vector<double> values;
   for (const Row& r : rows)
-    if (r.task == task && r.encoding == encoding && r.multiple == multiple && std::isfinite(r.result.accuracy)) sum += r.result.accuracy, ++n;
-  return n ? sum / n : std::nan("");
+    if (r.task == task && r.encoding == encoding && r.multiple == multiple) values.push_back(r.result.accuracy);
+  return seedInterval95(values);
+}
+
+// Per seed, the accuracy at `from` minus the accuracy at `to` (how much the encoding loses with length).
+SeedInterval lossWithLength(const std::vector<Row>& rows, const std::string& task, const std::string& encoding, double from, double to) {
+  std::map<uint64_t, double> byseed;
+  for (const Row& r : rows)
+    if (r.task == task && r.encoding == encoding) {
+      if (r.multiple == from) byseed[r.seed] += r.result.accuracy;
+      if (r.multiple == to) byseed[r.seed] -= r.result.accuracy;
+    }
+  std::vector<double> values;
+  for (const auto& [seed, drop] : byseed) values.push_back(drop);
+  return seedInterval95(values);
 }
 
 std::string multipleText(double m) {
@@ -75,24 +89,31 @@ std::string multipleText(double m) {
   return s.str();
 }
 
-// Seed 000's three claims, each checked on the mean accuracies at the longest multiple.
-std::string agreement(const std::vector<Row>& rows, const std::vector<std::string>& tasks, const std::vector<double>& multiples) {
+// Seed 000's three claims per task, each checked on the 95% intervals at the longest multiple.
+std::vector<Finding> findings(const std::vector<Row>& rows, const std::vector<std::string>& tasks, const std::vector<double>& multiples) {
   const double last = multiples.back(), first = multiples.front();
-  std::ostringstream s;
+  const std::string at = " at " + multipleText(last);
+  std::vector<Finding> out;
   for (const std::string& task : tasks) {
-    const double rope = meanOf(rows, task, "rope", last), learned = meanOf(rows, task, "accumulated (learned)", last);
-    const double alibiFirst = meanOf(rows, task, "alibi", first), alibiLast = meanOf(rows, task, "alibi", last);
-    const double learnedFirst = meanOf(rows, task, "accumulated (learned)", first);
-    s << "- **" << task << "**: accumulated rotation (learned) " << percent(learned) << " against RoPE " << percent(rope) << " at "
-      << multipleText(last) << " — " << (learned > rope ? "agrees" : "does not agree")
-      << " with seed 000 (accumulated rotations extrapolate better than RoPE). It falls from " << percent(learnedFirst) << " at "
-      << multipleText(first) << ": " << (learned < learnedFirst ? "it degrades, as seed 000 says" : "it does not degrade here")
-      << ". ALiBi goes from " << percent(alibiFirst) << " to " << percent(alibiLast) << ": "
-      << (std::abs(alibiFirst - alibiLast) <= 0.05 ? "length-stable within 5 points, as seed 000 says"
-                                                   : "not length-stable within 5 points, unlike seed 000")
-      << ".\n";
+    const SeedInterval rope = accuracyOf(rows, task, "rope", last), learned = accuracyOf(rows, task, "accumulated (learned)", last);
+    out.push_back({"accumulated rotation (learned) extrapolates better than RoPE (" + task + ")",
+                   "seed 000: accumulated rotations extrapolate better than RoPE",
+                   "accuracy" + at + " " + intervalText(learned) + " against RoPE's " + intervalText(rope), verdictAbove(learned, rope)});
+    const SeedInterval drop = lossWithLength(rows, task, "accumulated (learned)", first, last);
+    out.push_back({"accumulated rotation (learned) degrades with length (" + task + ")",
+                   "seed 000: the accumulated rotation still degrades beyond the training length",
+                   "accuracy lost from " + multipleText(first) + " to " + multipleText(last) + ": " + intervalText(drop),
+                   verdictAbove(drop, SeedInterval{1, 0, 0, 0, 0})});
+    // Stable within 5 points: the whole interval of the drop inside [-0.05, 0.05] agrees, wholly outside does not.
+    const SeedInterval alibi = lossWithLength(rows, task, "alibi", first, last);
+    const bool inside = alibi.hasSpread() ? alibi.low >= -0.05 && alibi.high <= 0.05 : std::abs(alibi.mean) <= 0.05;
+    const bool outside = alibi.hasSpread() && (alibi.low > 0.05 || alibi.high < -0.05);
+    out.push_back({"ALiBi is length-stable (" + task + ")", "seed 000: ALiBi keeps its accuracy at longer lengths",
+                   "accuracy lost from " + multipleText(first) + " to " + multipleText(last) + ": " + intervalText(alibi) +
+                       " (stable: within 0.05)",
+                   inside && alibi.hasSpread() ? "agrees" : outside ? "does not" : "partly"});
   }
-  return s.str();
+  return out;
 }
 
 }  // namespace
@@ -102,24 +123,7 @@ int runExtrapolationStudy(const Args& args) {
   const bool quick = args.has("quick");
   const int steps = static_cast<int>(args.integer("steps", quick ? 4 : 400, 1, 1000000));
   const int threads = threadsFrom(args, 2);
-  std::vector<uint64_t> seeds = {1, 2, 3};
-  if (quick) seeds = {1};
-  if (args.has("seeds")) {
-    seeds.clear();
-    std::stringstream in(args.text("seeds"));
-    for (std::string item; std::getline(in, item, ',');) {
-      size_t used = 0;
-      long long v = -1;
-      try {
-        v = std::stoll(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != item.size() || v < 0) throw CliError("--seeds: '" + item + "' is not a seed (example: --seeds 1,2,3)", kExitUsage);
-      seeds.push_back(static_cast<uint64_t>(v));
-    }
-    if (seeds.empty()) throw CliError("--seeds needs at least one seed", kExitUsage);
-  }
+  const std::vector<uint64_t> seeds = seedsFrom(args, quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3});
   const std::vector<double> multiples = quick ? std::vector<double>{1, 2} : std::vector<double>{1, 2, 4};
   const std::vector<std::string> tasks = {"passkey", "induction"};
   std::error_code ec;
@@ -159,7 +163,10 @@ int runExtrapolationStudy(const Args& args) {
      << "Each model trains at its task's training length (" << steps << " steps, seeds";
   for (uint64_t s : seeds) md << " " << s;
   md << "), then is evaluated on sequences " << multiples.front() << " to " << multiples.back()
-     << " times as long. Accuracy on the answer tokens, mean over the seeds (results.csv has every run).\n\n";
+     << " times as long. Accuracy on the answer tokens, mean over the seeds with the 95% t-interval in brackets (results.csv "
+        "has every run).\n\n"
+     << "- Command: `" << studyCommand(args, "extrapolation", {"quick", "steps", "seeds", "threads"}) << " --out " << out << "`\n"
+     << "- Machine: " << machineLine() << ", " << threads << " threads; run time " << duration(seconds) << "\n\n";
   for (const std::string& task : tasks) {
     md << "## " << task << "\n\n| encoding |";
     for (double m : multiples) md << " " << multipleText(m) << " |";
@@ -171,10 +178,10 @@ int runExtrapolationStudy(const Args& args) {
       md << "| " << e.label << " |";
       ChartSeries series{e.label, {}, {}, false};
       for (double m : multiples) {
-        const double a = meanOf(rows, task, e.label, m);
-        md << " " << percent(a) << " |";
+        const SeedInterval a = accuracyOf(rows, task, e.label, m);
+        md << " " << intervalText(a) << " |";
         series.x.push_back(m);
-        series.y.push_back(a);
+        series.y.push_back(a.mean);
       }
       md << "\n";
       chart.series.push_back(series);
@@ -183,12 +190,14 @@ int runExtrapolationStudy(const Args& args) {
     if (std::string why = writeLineChartPng(chart, out + "/" + png); !why.empty()) throw CliError(why, 1);
     md << "\n![" << task << "](" << png << ")\n\n";
   }
-  md << "## Against seed 000\n\n" << agreement(rows, tasks, multiples)
+  const std::vector<Finding> checked = findings(rows, tasks, multiples);
+  md << "## Against the paper\n\n" << findingsMarkdown(checked)
      << "\nToy models, few steps and " << seeds.size() << " seed(s): a direction, not a measurement of the paper's effect. "
      << "Induction's random half repeats symbols once it is longer than the symbol count, so part of its fall at long "
         "lengths is the task's, not the encoding's.\n";
   if (quick) md << "\n(--quick: tiny models trained a few steps; the numbers mean nothing.)\n";
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"report.md", md.str()}, {"results.csv", csv.str()}})
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"report.md", md.str()}, {"results.csv", csv.str()},
+                                                          {"findings.csv", findingsCsv(checked)}})
     if (std::string why = writeFileAtomic(out + "/" + name, text); !why.empty()) throw CliError(why, 1);
   std::cout << "report written to " << out << "/report.md (" << duration(seconds) << ")" << std::endl;
   return 0;

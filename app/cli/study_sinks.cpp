@@ -130,38 +130,36 @@ SeedInterval meanOverLayers(const std::vector<LayerRow>& rows, const Arm& a, con
   return seedInterval95(values);
 }
 
-// How `x` stands against the softmax baseline, and whether that agrees with a claim that it is lower.
+// Whether `x` is below the softmax baseline `base`, as the 95% intervals tell.
 struct Comparison {
   std::string how, verdict;
 };
 Comparison compare(const SeedInterval& x, const SeedInterval& base) {
   if (!x.hasSpread() || !base.hasSpread())
-    return x.mean < base.mean ? Comparison{"below softmax's (one seed: no interval)", "partly (no interval to judge by)"}
-                              : Comparison{"not below softmax's (one seed: no interval)", "does not agree here"};
-  if (x.high < base.low) return {"below softmax's, the intervals apart", "agrees at this scale"};
-  if (x.low > base.high) return {"above softmax's, the intervals apart", "does not agree here"};
-  return x.mean < base.mean ? Comparison{"below softmax's in the mean, the intervals overlapping", "partly (not beyond the spread)"}
-                            : Comparison{"not below softmax's, the intervals overlapping", "does not agree here"};
+    return x.mean < base.mean ? Comparison{"below softmax's (one seed: no interval)", "partly"}
+                              : Comparison{"not below softmax's (one seed: no interval)", "does not"};
+  if (x.high < base.low) return {"below softmax's, the intervals apart", "agrees"};
+  if (x.low > base.high) return {"above softmax's, the intervals apart", "does not"};
+  return x.mean < base.mean ? Comparison{"below softmax's in the mean, the intervals overlapping", "partly"}
+                            : Comparison{"not below softmax's, the intervals overlapping", "does not"};
 }
 
-std::string findings(const std::vector<LayerRow>& rows, const Options& o, double uniform) {
+// The seeds' claims, one row each: a sink forms under softmax, the gates and the learnable sink lower it.
+std::vector<Finding> findings(const std::vector<LayerRow>& rows, const Options& o, double uniform) {
   const SeedInterval base = meanOverLayers(rows, kArms[0], o.seeds);
-  std::ostringstream s;
-  s << "First-token share averaged over the layers, per seed, then over seeds: softmax " << intervalText(base) << " against "
-    << fixed(uniform, 3) << " for uniform attention: "
-    << (base.low > uniform ? "the first token is a sink here (above uniform beyond the interval)."
-                           : "no sink at this scale (not above uniform beyond the interval), so there is little for a gate to mitigate.")
-    << "\n\n";
+  std::vector<Finding> out;
+  const bool sink = base.hasSpread() ? base.low > uniform : base.mean > uniform;
+  out.push_back({"softmax makes the first token a sink", "seed 000: heads put excess weight on the first token",
+                 "first-token share " + intervalText(base) + " (mean over layers) against " + fixed(uniform, 3) + " for uniform attention",
+                 sink && base.hasSpread() ? "agrees" : sink ? "partly" : "does not"});
   const char* claims[] = {"", "seed 001: gating mitigates attention sinks", "seed 001: gating mitigates attention sinks",
                           "seed 001: a learnable sink takes the weight a head would dump on the first token"};
   for (size_t i = 1; i < kArms.size(); ++i) {
     const SeedInterval x = meanOverLayers(rows, kArms[i], o.seeds);
     const Comparison c = compare(x, base);
-    s << "- **" << kArms[i].label << "**: " << intervalText(x) << ", " << c.how << ". Claim (" << claims[i] << "): " << c.verdict << ".\n";
+    out.push_back({kArms[i].label + " lowers the first token's share", claims[i], intervalText(x) + ", " + c.how, c.verdict});
   }
-  const SeedInterval sinkShare = intervalOf(rows, kArms[3], -1, [](const LayerRow& r) { return r.sinkShare; });
-  s << "\nThe learnable sink's own share of each row (all layers and seeds): " << intervalText(sinkShare) << ".\n";
-  return s.str();
+  return out;
 }
 
 std::string resultsCsv(const std::vector<LayerRow>& rows) {
@@ -253,11 +251,16 @@ int runSinksStudy(const Args& args) {
     md << " " << (a.attention == "softmax_sink" ? intervalText(intervalOf(rows, a, -1, [](const LayerRow& r) { return r.sinkShare; })) : "-")
        << " | " << (a.gate != "none" ? intervalText(intervalOf(rows, a, -1, [](const LayerRow& r) { return r.gateMean; })) : "-") << " |\n";
   }
-  md << "\n![" << png << "](" << png << ")\n\n## Against the seeds\n\n" << findings(rows, o, uniform)
-     << "\nSmall models trained for minutes on a toy grammar: the direction at this scale, not a measurement of the "
+  const std::vector<Finding> checked = findings(rows, o, uniform);
+  md << "\n![" << png << "](" << png << ")\n\n## Against the paper\n\n" << findingsMarkdown(checked)
+     << "\nShares are averaged over the layers per seed, then over seeds. The learnable sink's own share of each row (all "
+        "layers and seeds): "
+     << intervalText(intervalOf(rows, kArms[3], -1, [](const LayerRow& r) { return r.sinkShare; }))
+     << ".\n\nSmall models trained for minutes on a toy grammar: the direction at this scale, not a measurement of the "
         "papers' effect sizes.\n";
   if (o.quick) md << "\n(--quick: tiny models trained a few steps; the numbers mean nothing.)\n";
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"report.md", md.str()}, {"results.csv", resultsCsv(rows)}})
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"report.md", md.str()}, {"results.csv", resultsCsv(rows)},
+                                                          {"findings.csv", findingsCsv(checked)}})
     if (std::string why = writeFileAtomic(out + "/" + name, text); !why.empty()) throw CliError(why, 1);
   std::cout << "report written to " << out << "/report.md (" << duration(seconds) << ")" << std::endl;
   return 0;

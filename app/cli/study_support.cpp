@@ -40,7 +40,11 @@ std::vector<uint64_t> seedsFrom(const Args& args, std::vector<uint64_t> fallback
 std::string studyCommand(const Args& args, const std::string& name, const std::vector<std::string>& flags) {
   std::string command = "attnlab-cli study " + name;
   for (const std::string& flag : flags)
-    if (args.has(flag)) command += " --" + flag + (args.text(flag).empty() ? "" : " " + args.text(flag));
+    if (args.has(flag)) {
+      command += " --";
+      command += flag;
+      if (const std::string value = args.text(flag); !value.empty()) command += " " + value;
+    }
   return command;
 }
 
@@ -58,20 +62,30 @@ std::string markdownCell(std::string text) {
 }
 }  // namespace
 
+std::string findingCsvRow(const Finding& f) {
+  if (std::find(kVerdicts.begin(), kVerdicts.end(), f.verdict) == kVerdicts.end())
+    throw std::invalid_argument("finding '" + f.finding + "': verdict '" + f.verdict + "' is not agrees, partly or does not");
+  return csvField(f.finding) + "," + csvField(f.paper) + "," + csvField(f.measured) + "," + csvField(f.verdict) + "\n";
+}
+
 std::string findingsCsv(const std::vector<Finding>& findings) {
   std::string csv = "finding,paper,measured,verdict\n";
-  for (const Finding& f : findings) {
-    if (std::find(kVerdicts.begin(), kVerdicts.end(), f.verdict) == kVerdicts.end())
-      throw std::invalid_argument("finding '" + f.finding + "': verdict '" + f.verdict + "' is not agrees, partly or does not");
-    csv += csvField(f.finding) + "," + csvField(f.paper) + "," + csvField(f.measured) + "," + csvField(f.verdict) + "\n";
-  }
+  for (const Finding& f : findings) csv += findingCsvRow(f);
   return csv;
+}
+
+std::string verdictAbove(const SeedInterval& x, const SeedInterval& y) {
+  if (x.n == 0 || y.n == 0 || !(x.mean > y.mean)) return "does not";
+  return x.hasSpread() && y.hasSpread() && x.low > y.high ? "agrees" : "partly";
+}
+
+std::string findingMarkdownRow(const Finding& f) {
+  return "| " + markdownCell(f.finding) + " | " + markdownCell(f.paper) + " | " + markdownCell(f.measured) + " | " + f.verdict + " |\n";
 }
 
 std::string findingsMarkdown(const std::vector<Finding>& findings) {
   std::string md = "| finding | the paper says | this run measured | verdict |\n|---|---|---|---|\n";
-  for (const Finding& f : findings)
-    md += "| " + markdownCell(f.finding) + " | " + markdownCell(f.paper) + " | " + markdownCell(f.measured) + " | " + f.verdict + " |\n";
+  for (const Finding& f : findings) md += findingMarkdownRow(f);
   return md;
 }
 

@@ -30,7 +30,12 @@ inline const std::vector<std::string> kVerdicts = {"agrees", "partly", "does not
 // findings.csv (header finding,paper,measured,verdict; fields quoted where they hold a comma or quote)
 // as text. Throws std::invalid_argument for a verdict outside kVerdicts.
 std::string findingsCsv(const std::vector<Finding>& findings);
+std::string findingCsvRow(const Finding& finding);  // one line of it, with its newline
+// The verdict on a claim that `x` is larger than `y`: "agrees" when x's 95% interval lies above y's,
+// "partly" when only the means say so (or when one seed gives no interval), "does not" otherwise.
+std::string verdictAbove(const SeedInterval& x, const SeedInterval& y);
 // The same rows as a Markdown table, for the report's "Against the paper" section.
 std::string findingsMarkdown(const std::vector<Finding>& findings);
+std::string findingMarkdownRow(const Finding& finding);  // "| finding | paper | measured | verdict |" and a newline
 
 }  // namespace attnlab::cli

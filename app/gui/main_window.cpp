@@ -40,6 +40,7 @@
 #include "model_opener.h"
 #include "probe_editor.h"
 #include "selection_bar.h"
+#include "study_reports.h"
 #include "tour_panel.h"
 #include "view_export.h"
 #include "view_state_keeper.h"
@@ -223,6 +224,8 @@ void MainWindow::buildFileMenu() {
     panel_->chooseTextFile();
   });
   textFile->setStatusTip(tr("Choose a UTF-8 file as the task in the experiment panel; Train or Apply then uses it"));
+  file->addAction(tr("Open Study &Report\u2026"), this, [this] { openStudyReportWithDialog(this); })
+      ->setStatusTip(tr("Browse a folder written by attnlab-cli study NAME (or study all): its report, charts and tables"));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);

@@ -1,6 +1,7 @@
 #include "tour_panel.h"
 
 #include <QComboBox>
+#include <QDesktopServices>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
@@ -8,9 +9,11 @@
 #include <QPushButton>
 #include <QShortcut>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "main_window.h"
+#include "study_reports.h"
 #include "tour_library.h"
 
 namespace attnlab {
@@ -63,7 +66,12 @@ TourPanel::TourPanel(MainWindow* window) : QDockWidget(tr("Tour"), window), wind
   connect(contents_, &QComboBox::activated, runner_, &TourRunner::goTo);
   text_ = new QTextBrowser(body);
   basePointSize_ = text_->font().pointSizeF();
-  text_->setOpenExternalLinks(true);
+  // report:NAME opens that study's report (the tours cite the studies that measured their claim).
+  text_->setOpenLinks(false);
+  connect(text_, &QTextBrowser::anchorClicked, this, [this](const QUrl& link) {
+    if (link.scheme() == QLatin1String("report")) openNamedStudyReport(window_, link.path());
+    else if (!link.isRelative()) QDesktopServices::openUrl(link);
+  });
   choices_ = new QWidget(body);
   choicesLayout_ = new QVBoxLayout(choices_);
   choicesLayout_->setContentsMargins(0, 0, 0, 0);

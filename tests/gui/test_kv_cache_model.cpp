@@ -21,7 +21,7 @@
 #include "kv_cache_view.h"
 #include "kv_occupancy_raster.h"
 #include "kv_policy_link.h"
-#include "kv_study_report.h"
+#include "study_report.h"
 #include "model/workspace.h"
 
 using namespace attnlab;
@@ -330,7 +330,7 @@ class TestKvCacheModel : public QObject {
   }
 
   void studyReportOpensTheRepositorysReport() {
-    KvStudyReport report;
+    StudyReport report;
     QVERIFY(!report.load(QStringLiteral("/nonexistent-folder")).isEmpty());
     QCOMPARE(report.load(QStringLiteral(ATTNLAB_REPORT_DIR)), QString());
     QVERIFY(report.tabs()->count() >= 2);
@@ -345,7 +345,7 @@ class TestKvCacheModel : public QObject {
     QVERIFY(table);
     QCOMPARE(table->rowCount(), rows);
     QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("attention"));
-    QCOMPARE(KvStudyReport::splitCsvLine(QStringLiteral("a,\"b,\"\"c\"\"\",,d")), QStringList({"a", "b,\"c\"", "", "d"}));
+    QCOMPARE(StudyReport::splitCsvLine(QStringLiteral("a,\"b,\"\"c\"\"\",,d")), QStringList({"a", "b,\"c\"", "", "d"}));
   }
 
   // Views sharing a link (a comparison's panes) follow each other's policy, budget and settings;
