@@ -73,7 +73,7 @@ class TestKvCli : public QObject {
     const QString out = tmp_.filePath("study");
     const Run missing = runCli({"study", "--out", out});
     QCOMPARE(missing.exitCode, 2);
-    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache, seed-checks, extrapolation, sinks, qk-runaway, projection-sharing, all)"));
+    QVERIFY(missing.err.contains("needs a subcommand first (known: live-cache, low-precision, seed-checks, projection-sharing, extrapolation, sinks, phase-change, qk-runaway, all)"));
   }
 };
 

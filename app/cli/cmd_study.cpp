@@ -7,6 +7,7 @@
 #include "study_projection_sharing.h"
 #include "study_phase_change.h"
 #include "study_live_cache.h"
+#include "study_low_precision.h"
 #include "study_qk_runaway.h"
 #include "study_sinks.h"
 #include "study_seed_checks.h"
@@ -17,14 +18,15 @@ namespace {
 // Every study: adding one is its file and one line here (study all runs them in this order).
 const std::vector<StudyEntry> kStudies = {
     {"live-cache", "R1: soft gates and hard eviction, against H2O, KeyDiff, window and SnapKV (seed 000)", runLiveCacheStudy},
+    {"low-precision", "R2: ALiBi under fp32, bf16 and fp16 and ALiBi-log: exact-zero weights and passkey retrieval (seed 000)", runLowPrecisionStudy},
     {"seed-checks", "R3 QK spectra by positional encoding and R7 head-drop order (seeds 000 and 001)", runSeedChecksStudy},
-    {"extrapolation", "R6: accumulated rotations, RoPE and ALiBi beyond the training length (seed 000)", runExtrapolationStudy},
-    {"sinks", "R8: the first token as a sink, the output gate and the learnable sink (seeds 000 and 001)", runSinksStudy},
-    {"qk-runaway", "QK score runaway under fast learning and bf16, QK-norm and QK-guard (seed 001)", runQkRunawayStudy},
     {"projection-sharing", "R5: shared projections and grouped KV heads, KV cache saved against perplexity paid (seed 000)",
      runProjectionSharingStudy},
+    {"extrapolation", "R6: accumulated rotations, RoPE and ALiBi beyond the training length (seed 000)", runExtrapolationStudy},
+    {"sinks", "R8: the first token as a sink, the output gate and the learnable sink (seeds 000 and 001)", runSinksStudy},
     {"phase-change", "R9: induction heads forming, a phase change in 2 layers, none in 1, and momentum's one-layer induction (seed 004)",
      runPhaseChangeStudy},
+    {"qk-runaway", "QK score runaway under fast learning and bf16, QK-norm and QK-guard (seed 001)", runQkRunawayStudy},
 };
 
 std::vector<std::string> studyNames() {
@@ -58,9 +60,11 @@ Command studyCommand() {
           "    [--heads N] [--kv-heads N] [--context N] [--batch N] [--eval-batches N] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study phase-change --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--batch N] [--every K]\n"
           "    [--gamma G] [--threads N] [--quiet]\n"
+          "  or: attnlab-cli study low-precision --out DIR [--quick] [--steps N] [--seeds 1,2,3] [--d-model N] [--layers N] [--heads N]\n"
+          "    [--train-length N] [--batch N] [--threads N] [--quiet]\n"
           "  or: attnlab-cli study all --out DIR [--quick] [--seeds 1,2,3] [--studies a,b] [--resume] [--threads N] [--quiet]",
           "run a study from the seed papers and write a report folder",
-          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, seed-checks, extrapolation, sinks, qk-runaway, projection-sharing, phase-change or all"},
+          {{"subcommand", "NAME", "the study, given as the first argument: live-cache, low-precision, seed-checks, projection-sharing, extrapolation, sinks, phase-change, qk-runaway or all"},
            {"out", "DIR", "report folder (created): report.md, findings.csv, results.csv, charts/*.png and the study's other CSVs"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
            {"steps", "N", "training steps per model (default 400; extrapolation 400)"},
@@ -82,6 +86,7 @@ Command studyCommand() {
            {"eval-batches", "N", "projection-sharing: validation batches for the perplexity (default 8)"},
            {"every", "K", "phase-change: measure every K steps (default 25)"},
            {"gamma", "G", "phase-change: the momentum arm's gamma (default 0.5)"},
+           {"train-length", "N", "low-precision: tokens per passkey training sequence, evaluated up to 8x (default 64)"},
            {"guard", "T", "qk-runaway: the QK-guard score threshold (default 20)"},
            {"threads", "N", "worker threads (default 2)"},
            {"json", "", "print one JSON object with the table's numbers"},
@@ -128,6 +133,13 @@ Command studyCommand() {
           "below a 0.2 rise), its mean and 95% interval per model, charts, curves.csv, results.csv, findings.csv, report.md.\n"
           "Default d_model 128, 3000 steps of batch 64, seeds 1,2,3: about 15 CPU-minutes (timed on a shared, loaded\n"
           "machine), well under 30 minutes on 2 idle cores.\n\n"
+          "low-precision (seed 000, R2): passkey models with ALiBi trained with fp32, bf16 and fp16 scores and ALiBi-log\n"
+          "with fp16 and fp32, for each seed (and the fp32 ALiBi model evaluated with fp16 scores), evaluated at 1, 2, 4\n"
+          "and 8x the training length: the share of exactly zero visible weights per layer, head and distance\n"
+          "(zero_share.csv, a chart per model) and passkey accuracy (results.csv, a chart), mean and 95% interval over\n"
+          "seeds, checked against the paper (findings.csv). Defaults: d_model 64, 2 layers, 8 heads, 64-token sequences,\n"
+          "800 steps of batch 32, seeds 1,2,3: about 30 minutes on 2 idle cores (0.26 CPU-seconds per step, measured on\n"
+          "a shared, loaded machine).\n\n"
           "all: every study above in turn, each into DIR/<name> with the --quick, --seeds and --threads given, then\n"
           "DIR/report.md: one table of every finding (what the paper says, what this run measured with its interval,\n"
           "and the verdict agrees / partly / does not) linking each study's report, and DIR/findings.csv. A study\n"

@@ -90,30 +90,32 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
     low = bars[s].low[i], high = bars[s].high[i];
     return std::isfinite(low) && std::isfinite(high) && low > 0 && high > low;
   };
+  // A log axis cannot show 0; a linear one (shares, accuracies) draws it.
+  auto drawable = [&](double y) { return std::isfinite(y) && (y > 0 || (chart.linearY && y == 0)); };
   double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin, yMin = xMin, yMax = -xMin;
   for (size_t k = 0; k < chart.series.size(); ++k) {
     const ChartSeries& s = chart.series[k];
     if (hasBand(s) != !s.low.empty() || s.high.size() != s.low.size())
       return "chart '" + chart.title + "': the band of '" + s.name + "' needs one low and one high per point";
     for (size_t i = 0; i < s.x.size(); ++i) {
-      if (!std::isfinite(s.y[i]) || s.y[i] <= 0) continue;
+      if (!drawable(s.y[i])) continue;
       double low = 0, high = 0;
       const bool bar = barOf(k, i, low, high);
       xMin = std::min(xMin, s.x[i]);
       xMax = std::max(xMax, s.x[i]);
       if (bar) yMin = std::min(yMin, low), yMax = std::max(yMax, high);
       for (double y : hasBand(s) ? std::vector<double>{s.y[i], s.low[i], s.high[i]} : std::vector<double>{s.y[i]})
-        if (std::isfinite(y) && y > 0) yMin = std::min(yMin, y), yMax = std::max(yMax, y);
+        if (drawable(y)) yMin = std::min(yMin, y), yMax = std::max(yMax, y);
     }
   }
   if (!std::isfinite(xMin) || !std::isfinite(yMin)) return "chart '" + chart.title + "' has no finite positive values";
-  const bool logY = yMax / yMin > 20;
+  const bool logY = !chart.linearY && yMax / yMin > 20;
   auto yValue = [&](double y) { return logY ? std::log10(y) : y; };
   double lo = yValue(yMin), hi = yValue(yMax);
   const double pad = (hi - lo > 0 ? hi - lo : 1.0) * 0.06;
   lo -= pad;
   hi += pad;
-  if (!logY) lo = std::max(0.0, lo);
+  if (!logY) lo = chart.linearY ? 0.0 : std::max(0.0, lo);
   if (xMax == xMin) xMax = xMin + 1;
   if (!bars.empty()) {  // points with bars stand alone: keep the outermost ones and their caps inside the frame
     const double margin = 0.05 * (xMax - xMin);
@@ -186,7 +188,7 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
     QPainterPath line;
     bool started = false;
     for (size_t i = 0; i < series.x.size(); ++i) {
-      if (!std::isfinite(series.y[i]) || series.y[i] <= 0) continue;
+      if (!drawable(series.y[i])) continue;
       const QPointF point(px(series.x[i]), py(series.y[i]));
       started ? line.lineTo(point) : line.moveTo(point);
       started = true;
@@ -194,7 +196,7 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
     p.drawPath(line);
     if (!series.dashed)
       for (size_t i = 0; i < series.x.size(); ++i)
-        if (std::isfinite(series.y[i]) && series.y[i] > 0) {
+        if (drawable(series.y[i])) {
           if (double low = 0, high = 0; barOf(s, i, low, high)) {
             const double x = px(series.x[i]), top = py(high), bottom = py(low);
             p.drawLine(QPointF(x, top), QPointF(x, bottom));

@@ -31,10 +31,12 @@ struct LineChart {
   std::string title, xLabel, yLabel;
   std::vector<ChartSeries> series;
   bool xPercent = false;  // tick labels as percentages of 1
+  bool linearY = false;   // a linear y axis from 0 that draws zeros (shares, accuracies), never logarithmic
 };
 
-// Writes `chart` as a PNG. The y axis turns logarithmic (and says so) when the values (bands
-// included) span more than a factor of 20. Needs an OffscreenGui alive. Returns "" or a one-line reason.
+// Writes `chart` as a PNG. Unless linearY, the y axis turns logarithmic (and says so) when the
+// values (bands and error bars included) span more than a factor of 20, and values <= 0 are left
+// out. Needs an OffscreenGui alive. Returns "" or a one-line reason.
 std::string writeLineChartPng(const LineChart& chart, const std::string& path, int width = 960, int height = 600);
 
 // Each point's interval, drawn as a vertical error bar: low[i], high[i] for point i of a series.

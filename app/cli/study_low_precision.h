@@ -1,0 +1,9 @@
+#pragma once
+// The low-precision ALiBi study (R2), run by 'attnlab-cli study low-precision' (cmd_study.cpp dispatches to it).
+#include "args.h"
+
+namespace attnlab::cli {
+
+int runLowPrecisionStudy(const Args& args);
+
+}  // namespace attnlab::cli
