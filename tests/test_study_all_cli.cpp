@@ -5,33 +5,14 @@
 #include <QtTest>
 
 #include "cli_support.h"
+#include "study_cli_support.h"
 
 namespace {
 
-// RFC 4180 fields: quoted ones may hold commas and doubled quotes.
-QStringList csvFields(const QString& line) {
-  QStringList fields{QString()};
-  bool quoted = false;
-  for (int i = 0; i < line.size(); ++i) {
-    if (quoted && line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.last() += line[++i];
-    else if (line[i] == '"') quoted = !quoted;
-    else if (line[i] == ',' && !quoted) fields << QString();
-    else fields.last() += line[i];
-  }
-  return fields;
-}
-
 QList<QStringList> readCsv(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
   QList<QStringList> rows;
-  for (const QString& line : QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts)) rows << csvFields(line);
+  for (const QString& line : csvLines(path)) rows << csvFields(line);
   return rows;
-}
-
-QString readText(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
 }
 
 }  // namespace

@@ -7,30 +7,11 @@
 #include <functional>
 
 #include "cli_support.h"
+#include "study_cli_support.h"
 
 namespace {
 
 constexpr double kT975OneDegree = 12.706;  // two seeds
-
-QStringList readLines(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
-}
-
-// One CSV line split into fields, with "quoted, fields" and "" for a quote.
-QStringList csvFields(const QString& line) {
-  QStringList fields{QString()};
-  bool quoted = false;
-  for (int i = 0; i < line.size(); ++i) {
-    const QChar c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) fields << QString();
-    else fields.back() += c;
-  }
-  return fields;
-}
 
 struct Interval {
   double mean, low, high;
@@ -87,7 +68,7 @@ class TestStudyLiveCacheCli : public QObject {
     QVERIFY2(run.exitCode == 0, run.err.constData());
     QVERIFY(run.err.isEmpty());
 
-    const QStringList lines = readLines(out + "/results.csv");
+    const QStringList lines = csvLines(out + "/results.csv");
     QCOMPARE(lines.value(0), QString("attention,positional,gate,seed,train_loss,dense_ppl,hard_ppl,delta_vs_dense,live_share,"
                                      "h2o_matched_ppl,keydiff_matched_ppl,window_matched_ppl,snapkv_matched_ppl,seconds"));
     QCOMPARE(lines.size(), 1 + 8 /*models*/ * 2 /*seeds*/);
@@ -101,7 +82,7 @@ class TestStudyLiveCacheCli : public QObject {
     }
     QCOMPARE(rows.size(), 8);
     QVERIFY2(rows["sigmoid+gate/rope"][0][8].toDouble() < 1, "the gate evicts nothing: the findings below would be degenerate");
-    QCOMPARE(readLines(out + "/sweep.csv").size(), 1 + 2 /*seeds*/ * 4 /*pairs*/ * (3 * 2 /*gated*/ + 2 * 2 /*ungated*/));
+    QCOMPARE(csvLines(out + "/sweep.csv").size(), 1 + 2 /*seeds*/ * 4 /*pairs*/ * (3 * 2 /*gated*/ + 2 * 2 /*ungated*/));
 
     // cells of the table, recomputed from the per-seed rows
     QFile md(out + "/report.md");
@@ -121,7 +102,7 @@ class TestStudyLiveCacheCli : public QObject {
       QVERIFY2(report.contains(part), part);
 
     // findings.csv: the four claims, each measured text and verdict as the CSV gives them
-    const QStringList findings = readLines(out + "/findings.csv");
+    const QStringList findings = csvLines(out + "/findings.csv");
     QCOMPARE(findings.value(0), QString("finding,paper,measured,verdict"));
     QCOMPARE(findings.size(), 1 + 4);
     QList<QStringList> claims;

@@ -7,34 +7,9 @@
 #include <cmath>
 
 #include "cli_support.h"
+#include "study_cli_support.h"
 
 namespace {
-
-QStringList csvLines(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
-}
-
-// One CSV line's fields, "quoted, with commas" and "" inside quotes as findingsCsv writes them.
-QStringList csvFields(const QString& line) {
-  QStringList fields{QString()};
-  bool quoted = false;
-  for (int i = 0; i < line.size(); ++i) {
-    const QChar c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.last() += '"', ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) fields << QString();
-    else fields.last() += c;
-  }
-  return fields;
-}
-
-// The report's "mean [low, high]" over two seeds: t_{0.975,1} = 12.706, s = |a - b| / sqrt 2.
-QString intervalCell(double a, double b) {
-  const double mean = (a + b) / 2, half = 12.706 * std::abs(a - b) / std::sqrt(2.0) / std::sqrt(2.0);
-  return QString("%1 [%2, %3]").arg(mean, 0, 'f', 3).arg(mean - half, 0, 'f', 3).arg(mean + half, 0, 'f', 3);
-}
 
 constexpr int kArms = 6 /*5 trained, 1 evaluated at another precision*/, kSeeds = 2, kLengths = 4, kHeads = 4, kTrainLength = 24, kBucket = 3;
 
@@ -104,8 +79,8 @@ class TestStudyLowPrecisionCli : public QObject {
     QCOMPARE(share8.size(), 2);
     const QString table = report.section("## Share of visible weights exactly 0", 1, 1);
     const QString row = table.section("| alibi fp16 |", 1, 1).section('\n', 0, 0);
-    QVERIFY2(row.split('|').value(3).trimmed() == intervalCell(share8[0], share8[1]),
-             qPrintable("expected the 8x cell " + intervalCell(share8[0], share8[1]) + " in the row" + row));
+    QVERIFY2(row.split('|').value(3).trimmed() == twoSeedCell(share8[0], share8[1]),
+             qPrintable("expected the 8x cell " + twoSeedCell(share8[0], share8[1]) + " in the row" + row));
     for (const char* part : {"- Command: `attnlab-cli study low-precision --quick --seeds 1,2 --out", "- Seeds: 1, 2", "- Machine: ",
                              "**trained at its precision**", "| model | 1x (24) | 2x (48) | 4x (96) | 8x (192) |", "## Against the paper",
                              "| finding | the paper says | this run measured | verdict |", "the numbers mean nothing"})
@@ -124,8 +99,8 @@ class TestStudyLowPrecisionCli : public QObject {
       if (f[0] == "fp16 impairs retrieval") retrieval = f[2];
     }
     const QList<double> a32 = column.value("alibi fp32|1|accuracy"), a16 = column.value("alibi fp16|1|accuracy");
-    const QString expected = "passkey accuracy at the training length: alibi fp32 " + intervalCell(a32[0], a32[1]) + ", alibi fp16 " +
-                             intervalCell(a16[0], a16[1]) + "; paired difference " + intervalCell(a32[0] - a16[0], a32[1] - a16[1]);
+    const QString expected = "passkey accuracy at the training length: alibi fp32 " + twoSeedCell(a32[0], a32[1]) + ", alibi fp16 " +
+                             twoSeedCell(a16[0], a16[1]) + "; paired difference " + twoSeedCell(a32[0] - a16[0], a32[1] - a16[1]);
     QCOMPARE(retrieval, expected);
 
     for (const char* chart : {"passkey_accuracy", "zero_share_alibi_fp32", "zero_share_alibi_bf16", "zero_share_alibi_fp16",

@@ -7,35 +7,7 @@
 #include <cmath>
 
 #include "cli_support.h"
-
-namespace {
-
-QString readText(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
-}
-
-// The fields of one CSV line, quotes ("" inside) undone.
-QStringList csvFields(const QString& line) {
-  QStringList fields{QString()};
-  bool quoted = false;
-  for (int i = 0; i < line.size(); ++i) {
-    const QChar c = line[i];
-    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') fields.last() += '"', ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) fields << QString();
-    else fields.last() += c;
-  }
-  return fields;
-}
-
-// "mean [low, high]" over two values, as the study's intervalText writes it (t_{0.975,1} = 12.706).
-QString intervalOfTwo(double a, double b) {
-  const double mean = (a + b) / 2, half = 12.706 * std::abs(a - b) / std::sqrt(2.0) / std::sqrt(2.0);
-  return QString("%1 [%2, %3]").arg(mean, 0, 'f', 3).arg(mean - half, 0, 'f', 3).arg(mean + half, 0, 'f', 3);
-}
-
-}  // namespace
+#include "study_cli_support.h"
 
 class TestStudyPhaseChangeCli : public QObject {
   Q_OBJECT
@@ -73,7 +45,7 @@ class TestStudyPhaseChangeCli : public QObject {
     QVERIFY(std::abs(csvFields(curves[9])[5].toDouble() - accuracy["2-layer softmax"][0]) < 1e-5);
 
     const QString report = readText(out + "/report.md");
-    const QString cell = intervalOfTwo(accuracy["2-layer softmax"][0], accuracy["2-layer softmax"][1]);
+    const QString cell = twoSeedCell(accuracy["2-layer softmax"][0], accuracy["2-layer softmax"][1]);
     const QString row = report.section("| 2-layer softmax |", 1, 1).section('\n', 0, 0);
     QVERIFY2(row.split('|').value(5).trimmed() == cell, qPrintable("expected the final accuracy " + cell + " in the row" + row));
     for (const char* part : {"| model | phase change | induction step | 25-75% width | accuracy step | final val loss | final in-context accuracy |",
@@ -93,11 +65,11 @@ class TestStudyPhaseChangeCli : public QObject {
     }
     const QString twoLayers = csvFields(findings[1])[2], oneLayer = csvFields(findings[3])[2], momentum = csvFields(findings[4])[2];
     QVERIFY2(twoLayers.contains(QString("in %1 of 2 seeds").arg(changed["2-layer softmax"])), qPrintable(twoLayers));
-    QVERIFY2(oneLayer.contains("final induction score " + intervalOfTwo(induction["1-layer softmax"][0], induction["1-layer softmax"][1]) +
-                               " against two layers' " + intervalOfTwo(induction["2-layer softmax"][0], induction["2-layer softmax"][1])),
+    QVERIFY2(oneLayer.contains("final induction score " + twoSeedCell(induction["1-layer softmax"][0], induction["1-layer softmax"][1]) +
+                               " against two layers' " + twoSeedCell(induction["2-layer softmax"][0], induction["2-layer softmax"][1])),
              qPrintable(oneLayer));
-    QVERIFY2(momentum.contains("final in-context accuracy " + intervalOfTwo(accuracy["1-layer momentum"][0], accuracy["1-layer momentum"][1]) +
-                               " against one softmax layer's " + intervalOfTwo(accuracy["1-layer softmax"][0], accuracy["1-layer softmax"][1])),
+    QVERIFY2(momentum.contains("final in-context accuracy " + twoSeedCell(accuracy["1-layer momentum"][0], accuracy["1-layer momentum"][1]) +
+                               " against one softmax layer's " + twoSeedCell(accuracy["1-layer softmax"][0], accuracy["1-layer softmax"][1])),
              qPrintable(momentum));
 
     for (const char* chart : {"induction_2_layer_softmax", "loss_2_layer_softmax", "induction_1_layer_softmax", "loss_1_layer_softmax",

@@ -6,21 +6,7 @@
 #include <cmath>
 
 #include "cli_support.h"
-
-namespace {
-
-QStringList csvLines(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
-}
-
-QString readText(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
-}
-
-}  // namespace
+#include "study_cli_support.h"
 
 class TestStudyQkRunawayCli : public QObject {
   Q_OBJECT

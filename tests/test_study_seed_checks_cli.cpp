@@ -7,35 +7,9 @@
 #include <cmath>
 
 #include "cli_support.h"
+#include "study_cli_support.h"
 
 namespace {
-
-QString readText(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
-}
-
-QStringList linesOf(const QString& path) { return readText(path).split('\n', Qt::SkipEmptyParts); }
-
-// One CSV line into fields, with "quoted, fields" and "" for a quote inside them.
-QStringList csvFields(const QString& line) {
-  QStringList fields{""};
-  bool quoted = false;
-  for (int i = 0; i < line.size(); ++i) {
-    const QChar c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) fields << "";
-    else fields.back() += c;
-  }
-  return fields;
-}
-
-// "m [m - h, m + h]" over two values with t_{0.975,1} = 12.706, as the report writes it.
-QString twoSeedCell(double a, double b) {
-  const double mean = (a + b) / 2, half = 12.706 * std::abs(a - b) / std::sqrt(2.0) / std::sqrt(2.0);
-  return QString("%1 [%2, %3]").arg(mean, 0, 'f', 3).arg(mean - half, 0, 'f', 3).arg(mean + half, 0, 'f', 3);
-}
 
 QString percentText(double share) { return QString::number(100 * share, 'f', 1) + "%"; }
 
@@ -53,13 +27,13 @@ class TestStudySeedChecksCli : public QObject {
     const QStringList models = {"induction-rope", "induction-learned", "induction-alibi", "recall-rope", "copy-learned", "sorting-rope",
                                 "toy-language-learned"};
 
-    const QStringList runs = linesOf(out + "/runs.csv");
+    const QStringList runs = csvLines(out + "/runs.csv");
     QCOMPARE(runs.value(0), QString("model,preset,positional,seed,d_model,layers,heads,steps,batch,accuracy,seconds"));
     QCOMPARE(runs.size(), 1 + 7 * 2);
     for (const QString& model : models) QCOMPARE(runs.filter(QRegularExpression("^" + model + ",")).size(), 2);
 
     // spectra.csv: 3 induction models x 2 seeds x 4 heads x 5 snapshots (steps 0, 3, .., 12)
-    const QStringList spectra = linesOf(out + "/spectra.csv");
+    const QStringList spectra = csvLines(out + "/spectra.csv");
     QCOMPARE(spectra.value(0), QString("model,positional,seed,step,layer,head,previous_token,induction,entropy,sink,radius_over_null,"
                                        "imaginary_share,skew_energy_share,henrici,rope_rotational_share"));
     QCOMPARE(spectra.size(), 1 + 3 * 2 * 4 * 5);
@@ -85,7 +59,7 @@ class TestStudySeedChecksCli : public QObject {
     QVERIFY2(row.value(4) == cell, qPrintable("expected the rotational share " + cell + " in " + row.join('|')));
 
     // resilience.csv: 7 models x 2 seeds x 3 orders; the share of cases where ascending is strictly best.
-    const QStringList resilience = linesOf(out + "/resilience.csv");
+    const QStringList resilience = csvLines(out + "/resilience.csv");
     QCOMPARE(resilience.value(0), QString("model,seed,metric,order,resilience"));
     QCOMPARE(resilience.size(), 1 + 7 * 2 * 3);
     int best = 0;
@@ -99,7 +73,7 @@ class TestStudySeedChecksCli : public QObject {
     const QString shareText = QString("ascending the most resilient in %1 of 14 cases (model x seed): %2 [%3, %4] (Wilson 95%)")
                                   .arg(best).arg(percentText(p), percentText(std::max(0.0, centre - half)), percentText(std::min(1.0, centre + half)));
 
-    const QStringList findings = linesOf(out + "/findings.csv");
+    const QStringList findings = csvLines(out + "/findings.csv");
     QCOMPARE(findings.value(0), QString("finding,paper,measured,verdict"));
     QCOMPARE(findings.size(), 1 + 6);
     bool sawShare = false, sawRotation = false;
@@ -125,7 +99,7 @@ class TestStudySeedChecksCli : public QObject {
           QVERIFY(QFileInfo(out + "/charts/rotational_share_" + model + "_seed" + seed + ".png").size() > 1000);
       QCOMPARE(QFileInfo::exists(out + "/charts/rope_block_share_" + model + "_seed1.png"), model == "induction-rope");
     }
-    for (const char* csv : {"null_draw.csv", "importance.csv", "head_drop.csv"}) QVERIFY2(linesOf(out + "/" + csv).size() > 1, csv);
+    for (const char* csv : {"null_draw.csv", "importance.csv", "head_drop.csv"}) QVERIFY2(csvLines(out + "/" + csv).size() > 1, csv);
   }
 
   void badFlagsSayWhy() {

@@ -126,9 +126,7 @@ int runExtrapolationStudy(const Args& args) {
   const std::vector<uint64_t> seeds = seedsFrom(args, quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3});
   const std::vector<double> multiples = quick ? std::vector<double>{1, 2} : std::vector<double>{1, 2, 4};
   const std::vector<std::string> tasks = {"passkey", "induction"};
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/charts", ec);
-  if (ec) throw CliError(out + ": cannot create the folder (" + ec.message() + ")");
+  makeStudyFolder(out);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<Row> rows;

@@ -389,9 +389,7 @@ std::string reportMarkdown(const LiveCacheStudyResult& r, const std::string& com
 int runLiveCacheStudy(const Args& args) {
   const std::string out = args.required("out");
   const LiveCacheStudySettings settings = settingsFrom(args);
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/charts", ec);
-  if (ec) throw CliError(out + ": cannot create the folder (" + ec.message() + ")");
+  makeStudyFolder(out);
   LiveCacheStudyResult result;
   try {
     result = attnlab::runLiveCacheStudy(settings, [&](const std::string& line) {

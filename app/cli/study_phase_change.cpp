@@ -417,9 +417,7 @@ Options optionsFrom(const Args& args) {
 int runPhaseChangeStudy(const Args& args) {
   const std::string out = args.required("out");
   const Options o = optionsFrom(args);
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/charts", ec);
-  if (ec) throw CliError(out + ": cannot create the folder (" + ec.message() + ")");
+  makeStudyFolder(out);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<Run> runs;

@@ -303,9 +303,7 @@ int runQkRunawayStudy(const Args& args) {
   o.threads = threadsFrom(args, 2);
   o.guard = args.number("guard", o.quick ? 2.0 : 20.0, 1e-3, 1e6);
   o.seeds = seedsFrom(args, o.quick ? std::vector<uint64_t>{1, 2} : std::vector<uint64_t>{1, 2, 3});
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/charts", ec);
-  if (ec) throw CliError(out + ": cannot create the folder (" + ec.message() + ")");
+  makeStudyFolder(out);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<Run> runs;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli_error.h"
+#include "study_support.h"
 #include "format.h"
 #include "io/checkpoint.h"
 #include "report_chart.h"
@@ -123,9 +124,7 @@ std::string modelsList(const std::vector<SeedCheckRun>& runs) {
 int runSeedChecksStudy(const Args& args) {
   const std::string out = args.required("out");
   const Options o = optionsFrom(args);
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/charts", ec);
-  if (ec || !std::filesystem::is_directory(out)) throw CliError(out + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
+  makeStudyFolder(out);
 
   const auto start = std::chrono::steady_clock::now();
   const std::vector<SeedCheckRun> runs = runAll(casesFor(o), o);

@@ -185,9 +185,7 @@ int runSinksStudy(const Args& args) {
   o.context = static_cast<int>(args.integer("context", o.quick ? 16 : 64, 4, 1024));
   o.batch = static_cast<int>(args.integer("batch", o.quick ? 4 : 16, 1, 4096));
   o.seeds = seedsFrom(args, o.quick ? std::vector<uint64_t>{1, 2} : std::vector<uint64_t>{1, 2, 3});
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/charts", ec);
-  if (ec) throw CliError(out + ": cannot create the folder (" + ec.message() + ")");
+  makeStudyFolder(out);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<LayerRow> rows;

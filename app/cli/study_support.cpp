@@ -1,6 +1,7 @@
 #include "study_support.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -28,6 +29,12 @@ std::string intervalText(const SeedInterval& r, int decimals) {
   if (r.hasSpread()) text += " [" + fixed(r.low, decimals) + ", " + fixed(r.high, decimals) + "]";
   if (r.skipped) text += " (" + std::to_string(r.skipped) + " diverged)";
   return text;
+}
+
+void makeStudyFolder(const std::string& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out + "/charts", ec);
+  if (ec || !std::filesystem::is_directory(out)) throw CliError(out + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
 }
 
 std::vector<uint64_t> seedsFrom(const Args& args, std::vector<uint64_t> fallback) {

@@ -16,6 +16,8 @@ std::string machineLine();
 // "0.412 [0.371, 0.453]" (the 95% interval over seeds), "0.412" for one seed, "n/a" without values;
 // "(k diverged)" appended when values were left out.
 std::string intervalText(const SeedInterval& interval, int decimals = 3);
+// Creates the report folder `out` and its charts/ (throws CliError naming the folder and the reason).
+void makeStudyFolder(const std::string& out);
 // --seeds, or `fallback` when absent.
 std::vector<uint64_t> seedsFrom(const Args& args, std::vector<uint64_t> fallback);
 // The study's command line as the user typed it, for the report: "attnlab-cli study NAME" and each flag given.
