@@ -102,11 +102,7 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   c.task.settings["length"] = o.trainLength;
   c.model.context = o.trainLength * kMultiples.back();  // ALiBi has no position table: the context only bounds traces
   c.train.batch = o.batch;
-  c.train.steps = o.steps;
-  c.train.warmup = std::min(c.train.warmup, o.steps / 4);
-  c.train.seed = seed;
-  c.train.threads = o.threads;
-  c.train.eval_every = 0;
+  trainForStudy(c.train, o.steps, seed, o.threads);
   return c;
 }
 

@@ -84,11 +84,7 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   c.model.attention = {a.attention};
   if (a.attention == "momentum") c.model.attention_settings["momentum_gamma"] = o.gamma;
   c.train.batch = o.batch;
-  c.train.steps = o.steps;
-  c.train.warmup = std::min(c.train.warmup, o.steps / 4);
-  c.train.seed = seed;
-  c.train.threads = o.threads;
-  c.train.eval_every = 0;  // the study measures its own points
+  trainForStudy(c.train, o.steps, seed, o.threads);
   return c;
 }
 

@@ -68,11 +68,7 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   c.model.context = o.context;
   c.model.projection_sharing = a.sharing;
   c.train.batch = o.batch;
-  c.train.steps = o.steps;
-  c.train.warmup = std::min(c.train.warmup, o.steps / 4);
-  c.train.seed = seed;
-  c.train.threads = o.threads;
-  c.train.eval_every = 0;
+  trainForStudy(c.train, o.steps, seed, o.threads);
   return c;
 }
 

@@ -86,11 +86,7 @@ ExperimentConfig configFor(const Options& o, const Setting& s, const Arm& a, uin
   c.model.score_precision = s.precision;
   c.train.lr *= s.lrMultiple;
   c.train.qk_guard = a.guard ? o.guard : 0;
-  c.train.steps = o.steps;
-  c.train.warmup = std::min(c.train.warmup, o.steps / 4);
-  c.train.seed = seed;
-  c.train.threads = o.threads;
-  c.train.eval_every = 0;  // evaluated once, at the end
+  trainForStudy(c.train, o.steps, seed, o.threads);
   return c;
 }
 

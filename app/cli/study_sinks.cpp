@@ -58,11 +58,7 @@ ExperimentConfig configFor(const Options& o, const Arm& a, uint64_t seed) {
   c.train.batch = o.batch;
   c.model.attention = {a.attention};
   c.model.output_gate = a.gate;
-  c.train.steps = o.steps;
-  c.train.warmup = std::min(c.train.warmup, o.steps / 4);
-  c.train.seed = seed;
-  c.train.threads = o.threads;
-  c.train.eval_every = 0;
+  trainForStudy(c.train, o.steps, seed, o.threads);
   return c;
 }
 

@@ -37,6 +37,14 @@ void makeStudyFolder(const std::string& out) {
   if (ec || !std::filesystem::is_directory(out)) throw CliError(out + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
 }
 
+void trainForStudy(TrainConfig& train, int steps, uint64_t seed, int threads) {
+  train.steps = steps;
+  train.warmup = std::min(train.warmup, steps / 4);
+  train.seed = seed;
+  train.threads = threads;
+  train.eval_every = 0;
+}
+
 std::vector<uint64_t> seedsFrom(const Args& args, std::vector<uint64_t> fallback) {
   if (!args.has("seeds")) return fallback;
   std::vector<uint64_t> seeds = parseSeedList(args.text("seeds"));

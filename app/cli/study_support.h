@@ -8,6 +8,7 @@
 
 #include "analysis/seed_interval.h"
 #include "args.h"
+#include "config/train_config.h"
 
 namespace attnlab::cli {
 
@@ -18,6 +19,9 @@ std::string machineLine();
 std::string intervalText(const SeedInterval& interval, int decimals = 3);
 // Creates the report folder `out` and its charts/ (throws CliError naming the folder and the reason).
 void makeStudyFolder(const std::string& out);
+// What every study's runs share: `steps` steps with warm-up at most a quarter of them, the seed and
+// threads given, and no validation during training (each study measures at its own points).
+void trainForStudy(TrainConfig& train, int steps, uint64_t seed, int threads);
 // --seeds, or `fallback` when absent.
 std::vector<uint64_t> seedsFrom(const Args& args, std::vector<uint64_t> fallback);
 // The study's command line as the user typed it, for the report: "attnlab-cli study NAME" and each flag given.
