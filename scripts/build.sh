@@ -7,6 +7,9 @@ build="$root/build"
 # Paths below the checkout are hashed relative to the build folder, so a clean clone elsewhere (as
 # CI makes) reuses what any earlier clone or worktree compiled.
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+# Qt Test defines each test's absolute build and source folder (read only by QFINDTESTDATA, which the
+# tests do not use): left out of the hash, so a clone elsewhere reuses the compiled tests too.
+export CCACHE_IGNOREOPTIONS="-DQT_TESTCASE_BUILDDIR=* -DQT_TESTCASE_SOURCEDIR=*"
 
 configure=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release)
 # ccache, when installed, makes rebuilds of unchanged files (other branches, clean clones) instant.

@@ -198,7 +198,7 @@ class TestQkGuard : public QObject {
 
   void theMessageNamesLayerStepAndScore() {
     QCOMPARE(QString::fromStdString(qkGuardMessage(40, 1, 52.25, 50)),
-             QString("QK-guard: layer 1 at step 40 (largest score 52.25 > 50): qk_norm from step 41"));
+             QString("QK-guard: layer 2 at step 40 (largest score 52.25 > 50): qk_norm from step 41"));
   }
 };
 

@@ -106,6 +106,30 @@ class TestReportChart : public QObject {
     QVERIFY2(tinted > 0.7 * (image.height() - 120), qPrintable(QString::number(tinted)));
   }
 
+  // A long label widens the legend (the plot gives way) and one longer than 40% of the picture is
+  // shortened: either way the text ends inside the picture rather than running off its edge.
+  void longLegendLabelsStayInsideThePicture() {
+    QTemporaryDir tmp;
+    const OffscreenGui gui;
+    const std::string longer = "output gate, element-wise, with the learnable sink";
+    for (const std::string& name : {longer, longer + longer + longer}) {
+      LineChart chart{"legend", "x", "y", {}, false};
+      chart.series.push_back({name, {0, 1}, {1, 2}, false, {}, {}});
+      const QString path = tmp.filePath("legend.png");
+      QCOMPARE(writeLineChartPng(chart, path.toStdString()), std::string());
+      const QImage image(path);
+      const int row = 50 + 10;  // the first legend entry's middle
+      int plotRight = -1, textRight = -1;
+      for (int x = 0; x < image.width(); ++x) {
+        if (qGray(image.pixel(x, image.height() / 2)) < 60) plotRight = x;  // the frame's right edge is the last dark column
+        for (int y = row - 8; y <= row + 8; ++y)
+          if (qGray(image.pixel(x, y)) < 100) textRight = std::max(textRight, x);
+      }
+      QVERIFY2(plotRight < image.width() - 230, qPrintable(QString::number(plotRight)));
+      QVERIFY2(textRight < image.width() - 4, qPrintable(QString::number(textRight)));
+    }
+  }
+
   void mismatchedBandIsRefused() {
     QTemporaryDir tmp;
     const OffscreenGui gui;

@@ -56,9 +56,9 @@ class TestStudyQkRunawayCli : public QObject {
     const Run run = runCli({"train", "--preset", "induction", "--set", "model.d_model=16", "--set", "model.n_heads=2", "--set",
                             "train.batch=4", "--set", "train.qk_guard=0.001", "--steps", "3", "--out", out, "--quiet"});
     QVERIFY2(run.exitCode == 0, run.err.constData());
-    QVERIFY2(run.out.contains("QK-guard: layer 0 at step 1 (largest score ") && run.out.contains("> 0.001): qk_norm from step 2"),
+    QVERIFY2(run.out.contains("QK-guard: layer 1 at step 1 (largest score ") && run.out.contains("> 0.001): qk_norm from step 2"),
              run.out.constData());
-    QVERIFY(run.out.contains("QK-guard: layer 1 at step 1"));
+    QVERIFY(run.out.contains("QK-guard: layer 2 at step 1"));  // layers count from 1 in messages
     const QString history = readText(out + "/history.csv");
     QVERIFY2(history.section(QLatin1Char('\n'), 0, 0).contains(",max_score_L0,max_score_L1,") && history.section(QLatin1Char('\n'), 0, 0).endsWith(",qk_guard_switch"), qPrintable(history));
     QVERIFY(history.section('\n', 1, 1).endsWith(",0;1"));

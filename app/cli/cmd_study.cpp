@@ -67,7 +67,7 @@ Command studyCommand() {
           {{"subcommand", "NAME", "the study, given as the first argument: live-cache, low-precision, seed-checks, projection-sharing, extrapolation, sinks, phase-change, qk-runaway or all"},
            {"out", "DIR", "report folder (created): report.md, findings.csv, results.csv, charts/*.png and the study's other CSVs"},
            {"quick", "", "a tiny grid that runs in seconds (for tests; the numbers mean nothing)"},
-           {"steps", "N", "training steps per model (default 400; extrapolation 400)"},
+           {"steps", "N", "training steps per model (defaults: live-cache 2000, low-precision and projection-sharing 800, extrapolation and sinks 400, phase-change 3000, qk-runaway 150; seed-checks: per model)"},
            {"seed", "S", "seed-checks: one seed only, short for --seeds S"},
            {"seeds", "LIST", "seeds, comma separated; each trains the whole grid (default 1,2,3)"},
            {"d-model", "N", "model width (default 64)"},
@@ -97,9 +97,8 @@ Command studyCommand() {
           "language for every seed, then measures on the same held-out text: dense PPL, PPL with the gate applied hard,\n"
           "H2O, KeyDiff, window and SnapKV under the matched live-cache protocol, and PPL vs cache budget per policy; each\n"
           "as mean and 95% interval over seeds, charts with bands, and seed 000's claims judged by the intervals\n"
-          "(findings.csv). Defaults: d_model 64, 4 layers, 400 steps, seeds 1,2,3: about 30-40 minutes on 2 idle cores\n"
-          "(0.30-0.45 CPU-s per step, measured on a shared, loaded machine). The issue's scale, --d-model 128 --d-ff 512\n"
-          "--steps 2000, would take about 4-5 hours.\n\n"
+          "(findings.csv). Defaults: d_model 64, 4 layers, 2000 steps, seeds 1,2,3: the largest that fits in about half an\n"
+          "hour on 2 idle cores; --d-model 128 --d-ff 512 costs about 3-4 times as much per step.\n\n"
           "seed-checks (R3, seed 000; R7, seed 001), for each seed (default 1,2,3): R3 trains the two-layer attention-only\n"
           "induction preset under RoPE, learned absolute positions and ALiBi (6000 steps of batch 64), follows every head's\n"
           "QK spectrum and maps over training (charts/rotational_share_*.png), checks the heads start at the Ginibre null\n"

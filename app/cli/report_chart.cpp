@@ -1,6 +1,7 @@
 #include "report_chart.h"
 
 #include <QGuiApplication>
+#include <QFontMetrics>
 #include <QImage>
 #include <QPainter>
 #include <QPainterPath>
@@ -130,7 +131,13 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
   QFont font = p.font();
   font.setPixelSize(13);
   p.setFont(font);
-  const QRectF plot(80, 50, width - 80 - 230, height - 50 - 70);
+  // The legend is as wide as its longest label needs, up to 40% of the picture; a label longer
+  // than that is shortened in the middle, where the parts that tell series apart rarely sit.
+  const QFontMetrics metrics(font);
+  int longest = 0;
+  for (const ChartSeries& s : chart.series) longest = std::max(longest, metrics.horizontalAdvance(QString::fromStdString(s.name)));
+  const int labelWidth = std::clamp(longest + 8, 180, static_cast<int>(width * 0.4) - 50);
+  const QRectF plot(80, 50, width - 80 - (labelWidth + 50), height - 50 - 70);
   auto px = [&](double x) { return plot.left() + (x - xMin) / (xMax - xMin) * plot.width(); };
   auto py = [&](double y) { return plot.bottom() - (yValue(y) - lo) / (hi - lo) * plot.height(); };
 
@@ -217,7 +224,8 @@ std::string writeErrorBarChartPng(const LineChart& chart, const std::vector<Erro
     p.setPen(pen);
     p.drawLine(QPointF(plot.right() + 16, y), QPointF(plot.right() + 44, y));
     p.setPen(Qt::black);
-    p.drawText(QRectF(plot.right() + 50, y - 10, 180, 20), Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(series.name));
+    p.drawText(QRectF(plot.right() + 50, y - 10, labelWidth, 20), Qt::AlignLeft | Qt::AlignVCenter,
+               metrics.elidedText(QString::fromStdString(series.name), Qt::ElideMiddle, labelWidth));
   }
   p.end();
   if (!image.save(QString::fromStdString(path), "PNG")) return "cannot write " + path;

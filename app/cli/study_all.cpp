@@ -34,8 +34,26 @@ struct Outcome {
   const StudyEntry* study = nullptr;
   std::string status;  // "ran", "kept from an earlier run", or "failed: why"
   double seconds = 0;
+  std::string runTime;  // a kept study's, as its own report states it: "1h02m with 1 thread"
   std::vector<Finding> findings;
 };
+
+// The run time a study's report.md states on its machine line ("...; run time 1h02m"), with the
+// thread count before it, or "-" when the report has none.
+std::string reportedRunTime(const std::filesystem::path& report) {
+  std::ifstream in(report);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find("; run time ");
+    if (line.rfind("- Machine: ", 0) != 0 || at == std::string::npos) continue;
+    std::string time = line.substr(at + 11);
+    time = time.substr(0, time.find_first_of(" (,"));
+    const size_t comma = line.rfind(", ", at);
+    const std::string threads = comma == std::string::npos ? "" : line.substr(comma + 2, at - comma - 2);
+    return threads.find("thread") != std::string::npos ? time + " with " + threads : time;
+  }
+  return "-";
+}
 
 // findings.csv of one study folder; a missing or malformed file is said in `why`.
 std::vector<Finding> readFindings(const std::filesystem::path& file, std::string& why) {
@@ -85,6 +103,7 @@ Outcome runOne(const Args& args, const StudyEntry& study, const std::vector<Flag
   Outcome o{&study, "ran", 0, {}};
   if (args.has("resume") && std::filesystem::exists(folder / "findings.csv")) {
     o.status = "kept from an earlier run";
+    o.runTime = reportedRunTime(folder / "report.md");
   } else {
     std::vector<std::string> argv = {"--subcommand", study.name, "--out", folder.string()};
     for (const char* flag : {"quick", "quiet"})
@@ -133,7 +152,7 @@ std::string indexReport(const Args& args, const std::vector<Outcome>& outcomes, 
   md << "\n## The studies\n\n| study | what it checks | status | run time |\n|---|---|---|---|\n";
   for (const Outcome& o : outcomes)
     md << "| [" << o.study->name << "](" << o.study->name << "/report.md) | " << o.study->title << " | " << o.status << " | "
-       << (o.seconds > 0 ? duration(o.seconds) : "-") << " |\n";
+       << (o.seconds > 0 ? duration(o.seconds) : o.runTime.empty() ? "-" : o.runTime) << " |\n";
   if (args.has("quick")) md << "\n(--quick: tiny models trained a few steps; the numbers mean nothing.)\n";
   return md.str();
 }

@@ -164,7 +164,7 @@ int runExtrapolationStudy(const Args& args) {
      << " times as long. Accuracy on the answer tokens, mean over the seeds with the 95% t-interval in brackets (results.csv "
         "has every run).\n\n"
      << "- Command: `" << studyCommand(args, "extrapolation", {"quick", "steps", "seeds", "threads"}) << " --out " << out << "`\n"
-     << "- Machine: " << machineLine() << ", " << threads << " threads; run time " << duration(seconds) << "\n\n";
+     << "- Machine: " << machineLine() << ", " << threadCount(threads) << "; run time " << duration(seconds) << "\n\n";
   for (const std::string& task : tasks) {
     md << "## " << task << "\n\n| encoding |";
     for (double m : multiples) md << " " << multipleText(m) << " |";

@@ -404,7 +404,7 @@ int runLowPrecisionStudy(const Args& args) {
      << " steps of batch " << o.batch << ", lr " << shape.train.lr << "\n"
      << "- Evaluation at 1, 2, 4 and 8 times the training length: accuracy per digit on " << o.evalBatches * o.batch
      << " held-out sequences per length, zero shares on " << o.sequences << " held-out sequences per length\n"
-     << "- Machine: " << machineLine() << ", " << o.threads << " threads; run time " << duration(seconds) << " (training "
+     << "- Machine: " << machineLine() << ", " << threadCount(o.threads) << "; run time " << duration(seconds) << " (training "
      << duration(trainSeconds) << ", " << fixed(trainSeconds / (trainedArms() * o.seeds.size() * o.steps), 3) << " s per step)\n"
      << "- Cost of the defaults: " << kDefaultsCost << "\n\n"
      << "Every cell: the mean over seeds with the 95% t-interval in brackets. Zero share: visible (causal) weights that are "

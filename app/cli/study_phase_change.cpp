@@ -361,7 +361,7 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
      << fixed(kInductionRule.margin, 1) << " above its start; else the step where it first reaches halfway from its start to its highest, "
      << "interpolated between points, and the width from 25% to 75% of the rise (the middle half: an early bump or the creep to the plateau does not stretch it). The same rule on the in-context accuracy gives its step.\n"
      << "- Size of the defaults (d_model 128, 3000 steps, 3 seeds): " << kDefaultCost << "\n"
-     << "- Machine: " << machineLine() << ", " << o.threads << (o.threads == 1 ? " thread" : " threads") << "; run time " << duration(seconds) << "\n\n"
+     << "- Machine: " << machineLine() << ", " << threadCount(o.threads) << "; run time " << duration(seconds) << "\n\n"
      << "## Detected phase change per model\n\nMeans over seeds with the 95% t-interval in brackets; steps and widths over the seeds "
         "that showed a change.\n\n"
      << "| model | phase change | induction step | 25-75% width | accuracy step | final val loss | final in-context accuracy | final induction score |\n"

@@ -349,7 +349,7 @@ int runProjectionSharingStudy(const Args& args) {
      << shape.train.warmup << ", cosine)\n"
      << "- Evaluation: perplexity on " << o.evalBatches << " validation batches of " << o.batch << " sequences; KV bytes on one held-out "
         "sequence decoded token by token\n"
-     << "- Machine: " << machineLine() << ", " << o.threads << " threads; run time " << duration(seconds)
+     << "- Machine: " << machineLine() << ", " << threadCount(o.threads) << "; run time " << duration(seconds)
      << " (the defaults were sized at about 30 minutes on 2 idle cores, from 0.19 CPU-seconds per training step, evaluation included, measured "
         "on a shared, loaded machine)\n\n"
      << table(rows, o) << "\nMean over seeds with the 95% t-interval in brackets; the PPL change is taken per seed against qkv "

@@ -257,7 +257,7 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
      << "- QK-guard threshold: " << o.guard << " (train.qk_guard; a switched layer's tau_h starts at the threshold)\n"
      << "- Diverged: a non-finite loss or gradient (the trainer stops), or a loss blow-up: the mean loss of the last 10% of "
         "steps above 1.5x the lowest 10-step mean before it. Diverged runs are left out of the loss and accuracy intervals.\n"
-     << "- Machine: " << machineLine() << ", " << o.threads << " threads; run time " << duration(seconds) << "\n\n"
+     << "- Machine: " << machineLine() << ", " << threadCount(o.threads) << "; run time " << duration(seconds) << "\n\n"
      << "Means over seeds with the 95% t-interval in brackets. Peak score: the largest |s_ij| of any layer at any step; "
         "final score: at the last step. Accuracy: validation accuracy on the answer tokens.\n\n";
   for (const Setting& setting : kSettings) {

@@ -147,7 +147,7 @@ int runSeedChecksStudy(const Args& args) {
      << "- Command: `" << studyCommand(args, "seed-checks", {"quick", "seeds", "seed", "steps", "threads"}) << " --out " << out << "`\n"
      << "- Seeds: " << seeds << " (weights, training data and the probes)\n"
      << "- Models:\n" << modelsList(runs)
-     << "- Machine: " << machineLine() << ", " << o.threads << (o.threads == 1 ? " thread" : " threads") << "; run time "
+     << "- Machine: " << machineLine() << ", " << threadCount(o.threads) << "; run time "
      << duration(seconds) << "\n"
      << "- Scale: the defaults take about 400 CPU-seconds per seed (CPU time per step measured on a shared, loaded "
         "machine), so 20 to 30 minutes on 2 idle cores for 3 seeds\n\n";

@@ -230,7 +230,7 @@ int runSinksStudy(const Args& args) {
      << "- Model: d_model " << shape.model.d_model << ", " << layers << " layers, " << shape.model.n_heads << " heads, d_ff " << shape.model.d_ff
      << ", context " << shape.model.context << ", learned positions; " << o.steps << " steps of batch " << shape.train.batch << ", lr "
      << shape.train.lr << "\n"
-     << "- Machine: " << machineLine() << ", " << o.threads << " threads; run time " << duration(seconds) << "\n\n"
+     << "- Machine: " << machineLine() << ", " << threadCount(o.threads) << "; run time " << duration(seconds) << "\n\n"
      << "First-token share: a_i0 averaged over heads and rows i >= 1 (row 0 has only itself to attend to), as the weights "
         "are (for the learnable sink the rows sum to 1 minus the sink's share). Uniform attention would give "
      << fixed(uniform, 3) << ". Mean over seeds with the 95% t-interval in brackets.\n\n"

@@ -23,6 +23,8 @@ std::string machineLine() {
   return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores seen)";
 }
 
+std::string threadCount(int threads) { return std::to_string(threads) + (threads == 1 ? " thread" : " threads"); }
+
 std::string intervalText(const SeedInterval& r, int decimals) {
   if (r.n == 0) return "n/a";
   std::string text = fixed(r.mean, decimals);

@@ -14,6 +14,8 @@ namespace attnlab::cli {
 
 // "Intel(R) Xeon(R) ... (2 cores seen)", from /proc/cpuinfo where it exists.
 std::string machineLine();
+// "1 thread", "2 threads".
+std::string threadCount(int threads);
 // "0.412 [0.371, 0.453]" (the 95% interval over seeds), "0.412" for one seed, "n/a" without values;
 // "(k diverged)" appended when values were left out.
 std::string intervalText(const SeedInterval& interval, int decimals = 3);

@@ -15,10 +15,11 @@
 
 namespace attnlab {
 
-// The defaults are the full study (attnlab-cli study live-cache): sized to about 30-40 minutes on 2 idle cores.
+// The defaults are the full study (attnlab-cli study live-cache): the largest that fits in about half
+// an hour on 2 idle cores (README, "KV cache, eviction and the live-cache study").
 struct LiveCacheStudySettings {
   int d_model = 64, n_layers = 4, n_heads = 4, d_ff = 256, context = 64;
-  int steps = 400, batch = 16;
+  int steps = 2000, batch = 16;
   double lr = 3e-3;
   double sparsity = 0.5;   // model.retention_sparsity of the gated models
   double threshold = 0.5;  // hard eviction: entries with g below it leave the cache

@@ -71,7 +71,7 @@ double switchScore(const TrainPoint& point, int layer) {
 
 std::string qkGuardMessage(int step, int layer, double score, double threshold) {
   char text[160];
-  std::snprintf(text, sizeof text, "QK-guard: layer %d at step %d (largest score %.4g > %.4g): qk_norm from step %d", layer, step,
+  std::snprintf(text, sizeof text, "QK-guard: layer %d at step %d (largest score %.4g > %.4g): qk_norm from step %d", layer + 1, step,
                 score, threshold, step + 1);
   return text;
 }

@@ -31,7 +31,8 @@ std::unique_ptr<Model> switchToQkNorm(const Model& model, const ModelConfig& con
                                       const TrainConfig& train, std::unique_ptr<AdamW>& optimizer);
 // The largest score of `layer` at the step `point` switched it (NaN where a read history lacks it).
 double switchScore(const TrainPoint& point, int layer);
-// "layer 1 at step 40 (largest score 52.3 > 50): qk_norm from step 41", the line shown to the user.
+// "layer 2 at step 40 (largest score 52.3 > 50): qk_norm from step 41", the line shown to the user:
+// `layer` counts from 0 as everywhere in the engine, the message from 1 as the views and charts do.
 std::string qkGuardMessage(int step, int layer, double score, double threshold);
 
 }  // namespace attnlab
