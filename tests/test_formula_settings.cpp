@@ -4,7 +4,9 @@
 //   model's logits, the kept sets over a 28-step decode, the sampled data). A setting read but
 //   then replaced by its default (a real bug seen before) fails here, naming the member and key.
 // - Against the formula, at non-default values: the softmax family's temperature and window, the
-//   sigmoid's temperature and bias, and RoPE's theta, NTK and linear scaling as angles.
+//   sigmoid's temperature and bias, and RoPE's theta, NTK and linear scaling as angles. (Llama 3
+//   scaling, span_rotary_only, momentum_gamma, the sink logit, l1_rank and presence_tau are checked
+//   against their formulas in test_formula_values.)
 // (The eviction policies' windows, sinks and ratios are checked against their rules at
 // non-default values step by step in test_kv_policy_reference.)
 #include <QtTest>
