@@ -8,6 +8,8 @@
 //   that it did not and why;
 // - Train on a finished run asks: Continue N more steps (at the rate the run ended with), or Start
 //   over (through the unsaved-work question), or Cancel;
+// - a run stopped halfway, saved, opened with File > Open and continued with Train ends exactly as
+//   the run trained straight through: the same weights, optimiser state and history;
 // - a folder moved to a new machine reopens with its weights, history, probe, selection and view
 //   settings (colour scale, view, KV-cache policy and budget); an older folder whose text file
 //   moved opens through "Locate file..." and keeps a copy of the text when saved.
@@ -87,6 +89,18 @@ QString saveAndWait(MainWindow& window, const QString& dir = {}) {
 QByteArray weightsShown(MainWindow& window, const QString& scratch) {
   if (const QString why = window.files().saveAndStop(scratch); !why.isEmpty()) qFatal("%s", qPrintable(why));
   return fileBytes(scratch + "/model.safetensors");
+}
+
+// history.csv without its timing columns (tokens_per_second, seconds: the 7th and 8th), which
+// differ between any two runs.
+QStringList historyWithoutTimings(const QString& dir) {
+  QStringList rows;
+  for (const QString& line : QString::fromUtf8(fileBytes(dir + "/history.csv")).split('\n', Qt::SkipEmptyParts)) {
+    QStringList cells = line.split(',');
+    cells.remove(6, 2);
+    rows << cells.join(',');
+  }
+  return rows;
 }
 
 }  // namespace
@@ -322,6 +336,53 @@ class KeepingWorkTest : public QObject {
     QCOMPARE(unsavedQuestions, 0);  // nothing unsaved: saved just now
     QTRY_VERIFY_WITH_TIMEOUT(reopened->session().state() == State::Finished && stepsShown(*reopened) == 13, 60000);
     QVERIFY(fileBytes(saved + "/model.safetensors") != weightsShown(*reopened, folder("started-over")));  // trained anew
+  }
+
+  // Stopped halfway, saved, opened through the window's File > Open and continued with Train, a run
+  // ends exactly where the same run trained straight through ends: the same weights, optimiser
+  // moments and schedule position bit for bit, and the same history but for its timings.
+  void anOpenedRunContinuedWithTrainIsTheStraightRun() {
+    constexpr int kSteps = 40;
+    const QString straight = folder("straight"), half = folder("half"), resumed = folder("resumed");
+    {
+      auto window = startApp();
+      QVERIFY(window->applyExperiment(testing::tinyConfig(kSteps)));
+      window->startTraining();
+      QTRY_COMPARE_WITH_TIMEOUT(window->session().state(), State::Finished, 60000);
+      QCOMPARE(stepsShown(*window), kSteps);
+      saveAndWait(*window, straight);
+    }
+    {
+      auto window = startApp();
+      QVERIFY(window->applyExperiment(testing::tinyConfig(kSteps)));
+      QVERIFY(pauseAt(*window, kSteps / 2));
+      saveAndWait(*window, half);
+    }
+    QCOMPARE(fileBytes(half + "/history.csv").count('\n'), 1 + kSteps / 2);
+    auto window = startApp();
+    QCOMPARE(window->files().open(half), QString());
+    QCOMPARE(window->session().state(), State::Paused);
+    QCOMPARE(stepsShown(*window), kSteps / 2);
+    // The steps Train trains: 21 to 40 (a run started over from step 0 would end the same).
+    std::vector<int> trained;
+    const auto watch = connect(&window->session(), &TrainingSession::lossPointsAdded, this, [&](const std::vector<LossPoint>& points) {
+      for (const LossPoint& p : points) trained.push_back(p.step);
+    });
+    QSignalSpy cleared(&window->session(), &TrainingSession::cleared);
+    window->findChild<QAction*>("trainAction")->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(window->session().state() == State::Finished && stepsShown(*window) == kSteps, 60000);
+    disconnect(watch);
+    QCOMPARE(cleared.count(), 0);
+    QCOMPARE(int(trained.size()), kSteps / 2);
+    QCOMPARE(trained.front(), kSteps / 2 + 1);
+    saveAndWait(*window, resumed);
+    for (const char* file : {"model.safetensors", "optimizer.safetensors", "training_state.json"}) {
+      QVERIFY2(!fileBytes(straight + "/" + file).isEmpty(), file);
+      QVERIFY2(fileBytes(resumed + "/" + file) == fileBytes(straight + "/" + file), file);
+    }
+    const QStringList history = historyWithoutTimings(resumed);
+    QCOMPARE(history.size(), 1 + kSteps);
+    QCOMPARE(history, historyWithoutTimings(straight));
   }
 };
 
