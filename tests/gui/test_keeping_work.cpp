@@ -7,7 +7,8 @@
 // - a normal restart reopens the folder last saved, with its weights, or says in the status bar
 //   that it did not and why;
 // - Train on a finished run asks: Continue N more steps (at the rate the run ended with), or Start
-//   over (through the unsaved-work question), or Cancel;
+//   over (through the unsaved-work question, whose Cancel keeps the run and Discard trains anew
+//   from step 0), or Cancel;
 // - a run stopped halfway, saved, opened with File > Open and continued with Train ends exactly as
 //   the run trained straight through: the same weights, optimiser state and history;
 // - a folder moved to a new machine reopens with its weights, history, probe, selection and view
@@ -383,6 +384,59 @@ class KeepingWorkTest : public QObject {
     const QStringList history = historyWithoutTimings(resumed);
     QCOMPARE(history.size(), 1 + kSteps);
     QCOMPARE(history, historyWithoutTimings(straight));
+  }
+
+  // Start over on a finished run with unsaved steps asks about them first: Cancel keeps the trained
+  // run as it was, Discard trains anew from step 0.
+  void startOverAsksAboutUnsavedSteps() {
+    auto window = startApp();
+    QVERIFY(window->applyExperiment(testing::tinyConfig(8)));
+    window->startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(window->session().state(), State::Finished, 60000);
+    QAction* train = window->findChild<QAction*>("trainAction");
+    // Five more steps at the schedule's floor: a run that training anew from step 0 cannot repeat.
+    window->setFinishedRunPrompt([](int) { return FinishedRunChoice{FinishedRunChoice::Action::Continue, 5}; });
+    train->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(window->session().state() == State::Finished && stepsShown(*window) == 13, 60000);
+    // Copies of the run written as autosaves are, which leave its steps unsaved.
+    int copies = 0;
+    const auto copyRun = [&] {
+      const QString dir = folder(QStringLiteral("copy-%1").arg(++copies));
+      QSignalSpy saved(&window->session(), &TrainingSession::saved);
+      window->session().save(dir, TrainingSession::SaveKind::Autosave);
+      if (!QTest::qWaitFor([&] { return saved.count() == 1; }, 60000) || !saved.first().at(2).toString().isEmpty()) qFatal("no copy");
+      return dir;
+    };
+    const QString autosaved = copyRun();
+    QVERIFY(window->files().hasUnsavedSteps());
+    const QByteArray continued = fileBytes(autosaved + "/model.safetensors");
+    const QStringList continuedHistory = historyWithoutTimings(autosaved);
+
+    window->setFinishedRunPrompt([](int) { return FinishedRunChoice{FinishedRunChoice::Action::StartOver, 0}; });
+    QStringList questions;
+    auto answer = QMessageBox::Cancel;
+    window->files().setPrompt([&](const QString& question) {
+      questions << question;
+      return answer;
+    });
+    train->trigger();
+    QCOMPARE(questions.size(), 1);
+    QVERIFY2(questions[0].contains("13 trained steps that are not saved"), qPrintable(questions[0]));
+    QCOMPARE(window->session().state(), State::Finished);  // Cancel: the run stays as it was
+    QCOMPARE(stepsShown(*window), 13);
+    QVERIFY(window->files().hasUnsavedSteps());
+    QCOMPARE(fileBytes(copyRun() + "/model.safetensors"), continued);
+
+    answer = QMessageBox::Discard;
+    train->trigger();
+    QCOMPARE(questions.size(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(window->session().state() == State::Finished && stepsShown(*window) == 13, 60000);
+    const auto& points = window->lossHistory().points();
+    QCOMPARE(int(points.size()), 13);  // from step 1 again, not 13 more
+    QCOMPARE(points.front().step, 1);
+    const QString restarted = copyRun();
+    QVERIFY(historyWithoutTimings(restarted) != continuedHistory);  // one schedule over 13 steps
+    QVERIFY(fileBytes(restarted + "/model.safetensors") != continued);
   }
 };
 
