@@ -1,7 +1,8 @@
 // Exported pictures hold what the views show, cell by cell: for a trace whose maps are known, the
 // exported PNG's pixel at the centre of each cell, and the fill of the exported SVG's rectangle
 // under that centre, are the colour the view's scale gives that cell's weight (rows are queries,
-// columns keys), in linear and log scale; the SVG's token labels are text at their rows.
+// columns keys), in linear and log scale; the SVG's token labels are text at their rows. The model
+// view's thumbnails are checked the same way in its PNG and in the bitmaps its SVG embeds.
 // Every head's map differs from its transpose and from the other heads', so an export that swaps
 // rows and columns, shows another head or recolours fails.
 #include <QApplication>
@@ -12,6 +13,7 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <vector>
@@ -97,8 +99,13 @@ struct SvgContent {
     QPointF at;
     QString text;
   };
+  struct Image {
+    QRectF area;
+    QImage image;
+  };
   std::vector<Rect> rects;
   std::vector<Text> texts;
+  std::vector<Image> images;  // embedded bitmaps (data: URLs), decoded
 };
 
 // "matrix(a,b,c,d,e,f)", the only transform QSvgGenerator writes; identity otherwise.
@@ -134,6 +141,14 @@ SvgContent readSvg(const QString& file) {
     if (xml.name() == u"rect" && here.fill != u"none") {
       const QRectF r(number("x"), number("y"), number("width"), number("height"));
       content.rects.push_back({here.transform.mapRect(r), QColor(here.fill)});
+    }
+    if (xml.name() == u"image") {
+      const QRectF r(number("x"), number("y"), number("width"), number("height"));
+      const QString href = a.value(QLatin1String("xlink:href")).toString();
+      const qsizetype comma = href.indexOf(QLatin1Char(','));
+      QImage image;
+      if (href.startsWith(QLatin1String("data:image/")) && comma > 0) image.loadFromData(QByteArray::fromBase64(href.mid(comma + 1).toLatin1()));
+      content.images.push_back({here.transform.mapRect(r), image});
     }
     if (xml.name() == u"text") {
       const QPointF at = here.transform.map(QPointF(number("x"), number("y")));
@@ -248,6 +263,35 @@ class ExportedPicturesTest : public QObject {
             const QColor got = pngPixel(png, view, at);
             const QColor want = expectedColour(model, *kHeads[l][h], q, k, 1.0);
             QVERIFY2(near(got, want), describe(qPrintable(QStringLiteral("layer %1 head %2").arg(l + 1).arg(h + 1)), q, k, got, want).constData());
+          }
+      }
+  }
+
+  // The model view draws its thumbnails as bitmaps: the SVG embeds each at its place in the grid,
+  // one pixel per cell in the scale's colours.
+  void theModelViewSvgEmbedsEveryHeadsMap() {
+    AttentionMapModel model;
+    HeadSelection selection(&model);
+    model.setTrace(knownTrace());
+    ModelView view(ViewContext{.attention = &model, .selection = &selection});
+    view.resize(600, 500);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("model.svg"));
+    QCOMPARE(exportView(view, ExportFormat::Svg, file), QString());
+    const SvgContent svg = readSvg(file);
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 2; ++h) {
+        const QRectF place(view.thumbnailRect(l, h));
+        const auto found = std::find_if(svg.images.begin(), svg.images.end(), [&](const auto& i) { return i.area == place; });
+        QVERIFY2(found != svg.images.end(), qPrintable(QStringLiteral("no picture at layer %1 head %2's place").arg(l + 1).arg(h + 1)));
+        const QImage& image = found->image;
+        QVERIFY(!image.isNull());
+        for (int q = 0; q < kTokens; ++q)
+          for (int k = 0; k < kTokens; ++k) {
+            const QPoint at(int((k + 0.5) * image.width() / kTokens), int((q + 0.5) * image.height() / kTokens));
+            const QColor got = image.pixelColor(at);
+            const QColor want = expectedColour(model, *kHeads[l][h], q, k, 1.0);
+            QVERIFY2(near(got, want), describe(qPrintable(QStringLiteral("SVG layer %1 head %2").arg(l + 1).arg(h + 1)), q, k, got, want).constData());
           }
       }
   }
