@@ -6,7 +6,9 @@
 # the tests named on that line, runs them and restores the file. It prints which test caught each
 # mutation, and exits non-zero if any mutation survived all its tests.
 #
-#   scripts/mutate.sh [--only ID[,ID..]] [--keep] [--jobs N]
+#   scripts/mutate.sh [--only ID[,ID..]] [--keep] [--jobs N] [--list]
+#
+# --list only parses the table and prints each mutation's fields, one per line, building nothing.
 #
 # The scratch copy is a detached git worktree in ${ATTNLAB_MUTATE_DIR:-/tmp/attnlab-mutate}; its
 # build is incremental, so after the first build each mutation recompiles one file and relinks its
@@ -16,15 +18,40 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 table="$root/scripts/mutations.tsv"
 scratch="${ATTNLAB_MUTATE_DIR:-/tmp/attnlab-mutate}"
-only="" keep=0 jobs="$(nproc)"
+only="" keep=0 list=0 jobs="$(nproc)"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --only) only=",$2,"; shift 2 ;;
     --keep) keep=1; shift ;;
     --jobs) jobs="$2"; shift 2 ;;
-    *) echo "usage: $0 [--only ID[,ID..]] [--keep] [--jobs N]" >&2; exit 2 ;;
+    --list) list=1; shift ;;
+    *) echo "usage: $0 [--only ID[,ID..]] [--keep] [--jobs N] [--list]" >&2; exit 2 ;;
   esac
 done
+
+# The table's rows, one mutation per output line, its six fields separated by the unit
+# separator (0x1f). `read` with IFS=tab cannot do this: tab is IFS whitespace, so two tabs in a row
+# (an empty replacement, which deletes the original) would collapse and shift the later fields.
+# A row without exactly six fields stops the run, naming its line.
+fields=$'\x1f'
+parse_table() {
+  awk -F'\t' -v OFS="$fields" '
+    /^#/ || /^[[:space:]]*$/ { next }
+    NF != 6 { printf "%s:%d: %d tab-separated fields, expected 6 (id, file, original, replacement, tests, kind)\n", FILENAME, FNR, NF > "/dev/stderr"; bad = 1; next }
+    $1 == "" || $2 == "" || $3 == "" || $5 == "" { printf "%s:%d: only the replacement may be empty\n", FILENAME, FNR > "/dev/stderr"; bad = 1; next }
+    { $1 = $1; print }
+    END { exit bad }' "$table"
+}
+rows="$(parse_table)" || { echo "fix $table before running" >&2; exit 2; }
+
+if [[ $list == 1 ]]; then
+  while IFS="$fields" read -r id file old new tests kind; do
+    [[ -n "$only" && "$only" != *",$id,"* ]] && continue
+    printf 'id: %s\nfile: %s\noriginal: %s\nreplacement: %s\ntests: %s\nkind: %s\n\n' \
+      "$id" "$file" "$old" "${new:-(empty: the original is deleted)}" "$tests" "$kind"
+  done <<<"$rows"
+  exit 0
+fi
 
 if [[ ! -d "$scratch/.git" && ! -f "$scratch/.git" ]]; then
   rm -rf "$scratch"
@@ -36,7 +63,7 @@ cleanup() { git -C "$scratch" checkout -q -- . 2>/dev/null || true; [[ $keep == 
 trap cleanup EXIT
 
 echo "== building the scratch copy ($scratch)"
-"$scratch/scripts/build.sh" $(grep -v '^#' "$table" | cut -f5 | tr ',' '\n' | sort -u) >/tmp/attnlab-mutate-build.log 2>&1 ||
+"$scratch/scripts/build.sh" $(cut -d "$fields" -f5 <<<"$rows" | tr ',' '\n' | sort -u) >/tmp/attnlab-mutate-build.log 2>&1 ||
   { echo "the unmutated build failed: see /tmp/attnlab-mutate-build.log" >&2; exit 1; }
 
 # Literal search and replace, which must match exactly once (\n in the table is a newline).
@@ -55,8 +82,7 @@ run_tests() {  # prints the first failing test, or nothing
 
 printf '| mutation | kind | file | caught by |\n| --- | --- | --- | --- |\n'
 survived=0 total=0
-while IFS=$'\t' read -r id file old new tests kind; do
-  [[ -z "$id" || "$id" == \#* ]] && continue
+while IFS="$fields" read -r id file old new tests kind; do
   [[ -n "$only" && "$only" != *",$id,"* ]] && continue
   total=$((total + 1))
   if ! apply "$scratch/$file" "$old" "$new" 2>/tmp/attnlab-mutate-apply.log; then
@@ -73,7 +99,7 @@ while IFS=$'\t' read -r id file old new tests kind; do
   git -C "$scratch" checkout -q -- "$file"
   if [[ -z "$caught" ]]; then caught="NOT CAUGHT (ran: $tests)"; survived=$((survived + 1)); fi
   echo "| $id | $kind | \`$file\` | $caught |"
-done <"$table"
+done <<<"$rows"
 
 echo
 echo "$((total - survived)) of $total mutations caught"

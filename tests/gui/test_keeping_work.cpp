@@ -7,7 +7,10 @@
 // - a normal restart reopens the folder last saved, with its weights, or says in the status bar
 //   that it did not and why;
 // - Train on a finished run asks: Continue N more steps (at the rate the run ended with), or Start
-//   over (through the unsaved-work question), or Cancel;
+//   over (through the unsaved-work question, whose Cancel keeps the run and Discard trains anew
+//   from step 0), or Cancel;
+// - a run stopped halfway, saved, opened with File > Open and continued with Train ends exactly as
+//   the run trained straight through: the same weights, optimiser state and history;
 // - a folder moved to a new machine reopens with its weights, history, probe, selection and view
 //   settings (colour scale, view, KV-cache policy and budget); an older folder whose text file
 //   moved opens through "Locate file..." and keeps a copy of the text when saved.
@@ -87,6 +90,18 @@ QString saveAndWait(MainWindow& window, const QString& dir = {}) {
 QByteArray weightsShown(MainWindow& window, const QString& scratch) {
   if (const QString why = window.files().saveAndStop(scratch); !why.isEmpty()) qFatal("%s", qPrintable(why));
   return fileBytes(scratch + "/model.safetensors");
+}
+
+// history.csv without its timing columns (tokens_per_second, seconds: the 7th and 8th), which
+// differ between any two runs.
+QStringList historyWithoutTimings(const QString& dir) {
+  QStringList rows;
+  for (const QString& line : QString::fromUtf8(fileBytes(dir + "/history.csv")).split('\n', Qt::SkipEmptyParts)) {
+    QStringList cells = line.split(',');
+    cells.remove(6, 2);
+    rows << cells.join(',');
+  }
+  return rows;
 }
 
 }  // namespace
@@ -322,6 +337,106 @@ class KeepingWorkTest : public QObject {
     QCOMPARE(unsavedQuestions, 0);  // nothing unsaved: saved just now
     QTRY_VERIFY_WITH_TIMEOUT(reopened->session().state() == State::Finished && stepsShown(*reopened) == 13, 60000);
     QVERIFY(fileBytes(saved + "/model.safetensors") != weightsShown(*reopened, folder("started-over")));  // trained anew
+  }
+
+  // Stopped halfway, saved, opened through the window's File > Open and continued with Train, a run
+  // ends exactly where the same run trained straight through ends: the same weights, optimiser
+  // moments and schedule position bit for bit, and the same history but for its timings.
+  void anOpenedRunContinuedWithTrainIsTheStraightRun() {
+    constexpr int kSteps = 40;
+    const QString straight = folder("straight"), half = folder("half"), resumed = folder("resumed");
+    {
+      auto window = startApp();
+      QVERIFY(window->applyExperiment(testing::tinyConfig(kSteps)));
+      window->startTraining();
+      QTRY_COMPARE_WITH_TIMEOUT(window->session().state(), State::Finished, 60000);
+      QCOMPARE(stepsShown(*window), kSteps);
+      saveAndWait(*window, straight);
+    }
+    {
+      auto window = startApp();
+      QVERIFY(window->applyExperiment(testing::tinyConfig(kSteps)));
+      QVERIFY(pauseAt(*window, kSteps / 2));
+      saveAndWait(*window, half);
+    }
+    QCOMPARE(fileBytes(half + "/history.csv").count('\n'), 1 + kSteps / 2);
+    auto window = startApp();
+    QCOMPARE(window->files().open(half), QString());
+    QCOMPARE(window->session().state(), State::Paused);
+    QCOMPARE(stepsShown(*window), kSteps / 2);
+    // The steps Train trains: 21 to 40 (a run started over from step 0 would end the same).
+    std::vector<int> trained;
+    const auto watch = connect(&window->session(), &TrainingSession::lossPointsAdded, this, [&](const std::vector<LossPoint>& points) {
+      for (const LossPoint& p : points) trained.push_back(p.step);
+    });
+    QSignalSpy cleared(&window->session(), &TrainingSession::cleared);
+    window->findChild<QAction*>("trainAction")->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(window->session().state() == State::Finished && stepsShown(*window) == kSteps, 60000);
+    disconnect(watch);
+    QCOMPARE(cleared.count(), 0);
+    QCOMPARE(int(trained.size()), kSteps / 2);
+    QCOMPARE(trained.front(), kSteps / 2 + 1);
+    saveAndWait(*window, resumed);
+    for (const char* file : {"model.safetensors", "optimizer.safetensors", "training_state.json"}) {
+      QVERIFY2(!fileBytes(straight + "/" + file).isEmpty(), file);
+      QVERIFY2(fileBytes(resumed + "/" + file) == fileBytes(straight + "/" + file), file);
+    }
+    const QStringList history = historyWithoutTimings(resumed);
+    QCOMPARE(history.size(), 1 + kSteps);
+    QCOMPARE(history, historyWithoutTimings(straight));
+  }
+
+  // Start over on a finished run with unsaved steps asks about them first: Cancel keeps the trained
+  // run as it was, Discard trains anew from step 0.
+  void startOverAsksAboutUnsavedSteps() {
+    auto window = startApp();
+    QVERIFY(window->applyExperiment(testing::tinyConfig(8)));
+    window->startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(window->session().state(), State::Finished, 60000);
+    QAction* train = window->findChild<QAction*>("trainAction");
+    // Five more steps at the schedule's floor: a run that training anew from step 0 cannot repeat.
+    window->setFinishedRunPrompt([](int) { return FinishedRunChoice{FinishedRunChoice::Action::Continue, 5}; });
+    train->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(window->session().state() == State::Finished && stepsShown(*window) == 13, 60000);
+    // Copies of the run written as autosaves are, which leave its steps unsaved.
+    int copies = 0;
+    const auto copyRun = [&] {
+      const QString dir = folder(QStringLiteral("copy-%1").arg(++copies));
+      QSignalSpy saved(&window->session(), &TrainingSession::saved);
+      window->session().save(dir, TrainingSession::SaveKind::Autosave);
+      if (!QTest::qWaitFor([&] { return saved.count() == 1; }, 60000) || !saved.first().at(2).toString().isEmpty()) qFatal("no copy");
+      return dir;
+    };
+    const QString autosaved = copyRun();
+    QVERIFY(window->files().hasUnsavedSteps());
+    const QByteArray continued = fileBytes(autosaved + "/model.safetensors");
+    const QStringList continuedHistory = historyWithoutTimings(autosaved);
+
+    window->setFinishedRunPrompt([](int) { return FinishedRunChoice{FinishedRunChoice::Action::StartOver, 0}; });
+    QStringList questions;
+    auto answer = QMessageBox::Cancel;
+    window->files().setPrompt([&](const QString& question) {
+      questions << question;
+      return answer;
+    });
+    train->trigger();
+    QCOMPARE(questions.size(), 1);
+    QVERIFY2(questions[0].contains("13 trained steps that are not saved"), qPrintable(questions[0]));
+    QCOMPARE(window->session().state(), State::Finished);  // Cancel: the run stays as it was
+    QCOMPARE(stepsShown(*window), 13);
+    QVERIFY(window->files().hasUnsavedSteps());
+    QCOMPARE(fileBytes(copyRun() + "/model.safetensors"), continued);
+
+    answer = QMessageBox::Discard;
+    train->trigger();
+    QCOMPARE(questions.size(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(window->session().state() == State::Finished && stepsShown(*window) == 13, 60000);
+    const auto& points = window->lossHistory().points();
+    QCOMPARE(int(points.size()), 13);  // from step 1 again, not 13 more
+    QCOMPARE(points.front().step, 1);
+    const QString restarted = copyRun();
+    QVERIFY(historyWithoutTimings(restarted) != continuedHistory);  // one schedule over 13 steps
+    QVERIFY(fileBytes(restarted + "/model.safetensors") != continued);
   }
 };
 
