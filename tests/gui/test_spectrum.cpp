@@ -1,6 +1,8 @@
 // The spectra model and view, offscreen: known eigenvalues are the known points in the complex
 // plane, the null disk has the known radius, the controls move through snapshots and heads.
 #include <QChart>
+#include <QGraphicsScene>
+#include <QGraphicsView>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QSignalSpy>
@@ -10,6 +12,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/model.h"
+#include "spectrum_history.h"
 #include "spectrum_model.h"
 #include "spectrum_view.h"
 
@@ -173,6 +177,37 @@ class TestSpectrum : public QObject {
     model.select(0, SpectrumModel::kAllHeads);  // overlay: one eigenvalue series per head
     QVERIFY(seriesNamed(plane, "head 1") && seriesNamed(plane, "head 2"));
     QCOMPARE(view.singularChart()->series().size(), 2);
+  }
+
+  // AttentionLayer rotates only dot-product scores, so a linear layer of a RoPE model has no
+  // rotated pairs: the view must not offer a RoPE chart for it, and does for the softmax layer.
+  void aLayerWithoutRotationShowsNoRopePairs() {
+    ModelConfig config;
+    config.vocab = 10;
+    config.d_model = 16;
+    config.n_layers = 2;
+    config.n_heads = 2;
+    config.context = 16;
+    config.attention_only = true;
+    config.attention = {"linear", "softmax"};
+    config.positional = "rope";
+    const Model fresh(config, 3);
+    auto series = std::make_shared<SpectrumSeries>(spectrumNull(config, 4));
+    series->snapshots = {std::make_shared<const SpectrumSnapshot>(spectrumFrame(config, 0, fresh.params()))};
+    SpectrumModel model;
+    SpectrumView view(&model);
+    model.setSeries(series);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QWidget* ropeView = view.ropeChart()->scene()->views().constFirst();
+    model.select(0, SpectrumModel::kAllHeads);
+    QVERIFY(!model.usesRope());
+    QVERIFY(model.ropePhasePoints(0).isEmpty() && model.ropePhasePoints(1).isEmpty());
+    QVERIFY(!ropeView->isVisible());
+    model.select(1, SpectrumModel::kAllHeads);
+    QVERIFY(model.usesRope());
+    QCOMPARE(model.ropePhasePoints(0).size(), 4);  // d_head 8: 4 rotated pairs
+    QVERIFY(ropeView->isVisible());
   }
 
   void playRunsToTheLastSnapshot() {
