@@ -22,6 +22,7 @@
 
 #include "attention/attention.h"
 #include "data/task.h"
+#include "edited_experiment.h"
 #include "io/config_json.h"
 #include "model/gates.h"
 #include "model/projection_sharing.h"
@@ -593,7 +594,7 @@ bool ExperimentPanel::apply() {
     problem_->show();
     return false;
   }
-  emit applyRequested(c);
+  emit applyRequested(markedAsEdited(std::move(c), applied_));
   return true;
 }
 

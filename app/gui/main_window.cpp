@@ -383,6 +383,7 @@ void MainWindow::showGuide() {
 
 void MainWindow::buildStatusBar() {
   experimentLabel_ = new QLabel(this);
+  experimentLabel_->setObjectName(QStringLiteral("experimentLabel"));
   statusBar()->addPermanentWidget(experimentLabel_);
 }
 
@@ -462,6 +463,7 @@ bool MainWindow::applyExperiment(const ExperimentConfig& config) {
   if (!files_->confirmDiscard(tr("applying the new settings"))) return false;
   session_->reset();
   config_ = config;
+  presetName_.clear();  // applyPreset names it again; edited settings are no preset's
   panel_->setAppliedConfig(config_);
   files_->startedNew(QString::fromStdString(config_.name));
   clearResults();
@@ -479,6 +481,7 @@ bool MainWindow::applyPreset(const QString& name) {
   }
   if (!applyExperiment(preset)) return false;
   presetName_ = name;
+  showDocumentState();  // the label's tooltip names the preset
   return true;
 }
 

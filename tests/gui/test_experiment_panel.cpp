@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -248,6 +249,41 @@ class ExperimentPanelTest : public QObject {
       QCOMPARE(jsonWithoutVocab(read), jsonWithoutVocab(config));
       QVERIFY2(!panel.hasChanges(), name.c_str());
     }
+  }
+
+  // Edited settings are not the preset's: the applied name says "(edited)" and the description
+  // lists what changed instead of the preset's text. A second edit does not mark it twice; a
+  // name the user typed is kept.
+  void anEditedPresetSaysItIsEdited() {
+    ExperimentPanel panel;
+    const ExperimentConfig config = preset("induction");
+    QVERIFY(!config.description.empty());
+    panel.setAppliedConfig(config);
+    QSignalSpy applyRequested(&panel, &ExperimentPanel::applyRequested);
+    type(panel.field("model.d_model"), "96");
+    QVERIFY(panel.apply());
+    QCOMPARE(applyRequested.count(), 1);
+    const auto edited = applyRequested.takeFirst().first().value<ExperimentConfig>();
+    const QString name = QString::fromStdString(config.name);  // "Induction heads"
+    QCOMPARE(QString::fromStdString(edited.name), name + " (edited)");
+    QCOMPARE(QString::fromStdString(edited.description), QString("Edited from \u201c%1\u201d: model.d_model 64 \u2192 96").arg(name));
+    QCOMPARE(edited.model.d_model, 96);
+
+    panel.setAppliedConfig(edited);  // as the window does after applying
+    type(panel.field("train.batch"), QString::number(config.train.batch * 2));
+    QVERIFY(panel.apply());
+    const auto again = applyRequested.takeFirst().first().value<ExperimentConfig>();
+    QCOMPARE(QString::fromStdString(again.name), name + " (edited)");
+    QVERIFY2(QString::fromStdString(again.description).contains(QString("train.batch %1").arg(config.train.batch)),
+             again.description.c_str());
+
+    panel.setAppliedConfig(config);
+    auto* nameField = panel.findChild<QLineEdit*>(QStringLiteral("name"));
+    QVERIFY(nameField);
+    nameField->setText(QStringLiteral("wider"));
+    type(panel.field("model.d_model"), "96");
+    QVERIFY(panel.apply());
+    QCOMPARE(QString::fromStdString(applyRequested.takeFirst().first().value<ExperimentConfig>().name), QString("wider"));
   }
 
   void revertPutsTheAppliedExperimentBack() {
