@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 
 #include "attention/attention.h"
 #include "attention/precision.h"
@@ -20,6 +21,8 @@
 #include "number_field.h"
 #include "positional/positional.h"
 #include "train/memory_estimate.h"
+#include "train/step_rate.h"
+#include "training_rate.h"
 
 using namespace attnlab;
 
@@ -237,6 +240,39 @@ class ExperimentPanelTest : public QObject {
     ExperimentConfig doubled;
     QCOMPARE(panel.readConfig(doubled), QString());
     QVERIFY2(panel.memoryText().contains(QString("batch %1").arg(config.train.batch * 2)), qPrintable(panel.memoryText()));
+  }
+
+  // Before Apply the footer estimates the time per step from the experiment's FLOPs and this
+  // machine's measured speed: "unknown" until the speed is known, then a labelled estimate that
+  // doubles with the batch (the FLOPs per step are per token times batch times length).
+  void theTimePerStepIsEstimated() {
+    TrainingRate::shared()->set(0);  // as before the background measurement is done
+    ExperimentPanel panel;
+    const ExperimentConfig config = preset("default");
+    panel.setAppliedConfig(config);
+    QVERIFY2(panel.timeText().contains("unknown"), qPrintable(panel.timeText()));
+    QCOMPARE(panel.secondsPerStep(), 0.0);
+
+    TrainingRate::shared()->set(1e9);
+    QVERIFY2(panel.timeText().contains("Time per step: about") && panel.timeText().contains("estimate"), qPrintable(panel.timeText()));
+    MemoryEstimate e;
+    QVERIFY(estimateMemory(config, e).empty());
+    QCOMPARE(panel.secondsPerStep(), trainingFlopsPerStep(config, e) / 1e9);
+    const double single = panel.secondsPerStep();
+    type(panel.field("train.batch"), QString::number(config.train.batch * 2));
+    ExperimentConfig doubled;
+    QCOMPARE(panel.readConfig(doubled), QString());
+    QVERIFY2(std::abs(panel.secondsPerStep() / single - 2) < 0.05, qPrintable(QString::number(panel.secondsPerStep() / single)));
+    type(panel.field("model.d_model"), "97");  // not a multiple of the heads: no estimate
+    QVERIFY(!panel.readConfig(doubled).isEmpty());
+    QVERIFY2(panel.timeText().contains("fix the settings"), qPrintable(panel.timeText()));
+  }
+
+  // The rate the background measures: a few steps of a small model, in a CPU's range.
+  void theMachinesSpeedIsMeasured() {
+    const double rate = measureTrainingFlopsPerSecond(1, 0.1);
+    qInfo("measured %.3g FLOP/s", rate);
+    QVERIFY2(rate > 1e7 && rate < 1e12, qPrintable(QString::number(rate)));
   }
 
   void everyPresetReadsBackUnchanged() {
