@@ -416,7 +416,7 @@ void MainWindow::continueOrStartOver() {
   } else if (choice.action == FinishedRunChoice::Action::Continue && choice.moreSteps > 0) {
     config_.train.steps += choice.moreSteps;
     panel_->setAppliedConfig(config_);
-    history_->setPlannedSteps(config_.train.steps);
+    history_->setPlan(config_.train.steps, config_.model.n_layers);
     session_->continueFor(choice.moreSteps);
     showDocumentState();
   }
@@ -488,7 +488,7 @@ bool MainWindow::applyPreset(const QString& name) {
 void MainWindow::showOpened(const ExperimentConfig& config, const QString& dir) {
   config_ = config;
   panel_->setAppliedConfig(config_);
-  history_->setPlannedSteps(config_.train.steps);
+  history_->setPlan(config_.train.steps, config_.model.n_layers);
   presetName_.clear();
   rememberExperiment();
   showDocumentState();
@@ -608,7 +608,7 @@ void MainWindow::clearResults() {
   session_->setHeadGains({});  // a new experiment starts with every head on
   history_->clear();
   attention_->clear();
-  history_->setPlannedSteps(config_.train.steps);
+  history_->setPlan(config_.train.steps, config_.model.n_layers);
   progress_->setRange(0, config_.train.steps);
   progress_->setValue(0);
   progress_->setFormat(tr("step 0 / %1").arg(config_.train.steps));
