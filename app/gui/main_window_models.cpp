@@ -86,6 +86,7 @@ void MainWindow::connectFineTuner() {
 // The fine-tuning experiment is the one on display now: Save writes it, Reset would start it afresh.
 void MainWindow::showFineTuning(const ExperimentConfig& config) {
   config_ = config;
+  flopsPerStep_ = 0;
   panel_->setAppliedConfig(config_);
   history_->setPlan(config_.train.steps, config_.model.n_layers);
   files_->startedNew(QString::fromStdString(config_.name));

@@ -34,6 +34,8 @@
 #include "shared_colour_scale.h"
 #include "step_timer.h"
 #include "tiny_experiment.h"
+#include "training_rate.h"
+#include "training_session.h"
 #include "training_view.h"
 #include "view_export.h"
 #include "view_kind.h"
@@ -136,6 +138,20 @@ class RoughEdgesTest : public QObject {
     QVERIFY(training);
     QCOMPARE(window.lossHistory().rowCount(), 0);
     for (int chart : {3, 4}) QCOMPARE(training->charts()[chart]->seriesCount(), 3);  // gradient norm, entropy
+  }
+
+  // Once the experiment trains, the panel's time per step comes from the run's own speed (its
+  // steps/s times its FLOPs per step), not from the small model timed at start.
+  void theTimeEstimateLearnsFromTheRun() {
+    TrainingRate::shared()->set(0);  // no rate yet, and the start-up measurement dropped
+    MainWindow window(testing::tinyConfig(30), QStringLiteral("default"));
+    QVERIFY(window.experimentPanel().timeText().contains("unknown"));
+    window.startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(window.session().state(), TrainingSession::State::Finished, 60000);
+    QVERIFY(TrainingRate::shared()->known());
+    const double estimate = window.experimentPanel().secondsPerStep();
+    QVERIFY2(estimate > 0 && estimate < 1, qPrintable(QString::number(estimate)));  // a tiny model's step, measured
+    QVERIFY2(window.experimentPanel().timeText().contains("about"), qPrintable(window.experimentPanel().timeText()));
   }
 
   void theTabBarDoesNotMoveBetweenTabs() {
