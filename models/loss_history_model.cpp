@@ -1,5 +1,6 @@
 #include "loss_history_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab {
@@ -52,6 +53,19 @@ void LossHistoryModel::setPlannedSteps(int steps) {
   if (steps == plannedSteps_) return;
   plannedSteps_ = steps;
   emit plannedStepsChanged();
+}
+
+void LossHistoryModel::setPlannedLayers(int layers) {
+  if (layers == plannedLayers_) return;
+  plannedLayers_ = layers;
+  emit plannedLayersChanged();
+}
+
+LossPoint LossHistoryModel::plannedShape() const {
+  LossPoint p;
+  p.layer_grad_norm.assign(std::max(0, plannedLayers_), kNotMeasured);
+  p.layer_entropy.assign(std::max(0, plannedLayers_), kNotMeasured);
+  return p;
 }
 
 }  // namespace attnlab

@@ -21,6 +21,13 @@ class LossHistoryModel : public QAbstractTableModel {
   // The run's length as configured, so charts can lay out their step axis before it is trained.
   int plannedSteps() const { return plannedSteps_; }
   void setPlannedSteps(int steps);
+  // Its layer count, so per-layer charts list the new run's layers before its first step.
+  int plannedLayers() const { return plannedLayers_; }
+  void setPlannedLayers(int layers);
+  void setPlan(int steps, int layers) { setPlannedSteps(steps), setPlannedLayers(layers); }
+  // A point shaped as the planned run's first will be (per-layer values for plannedLayers()
+  // layers), every value not measured: what charts build their series from before any row.
+  LossPoint plannedShape() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -29,10 +36,12 @@ class LossHistoryModel : public QAbstractTableModel {
 
  signals:
   void plannedStepsChanged();
+  void plannedLayersChanged();
 
  private:
   std::vector<LossPoint> points_;
   int plannedSteps_ = 0;
+  int plannedLayers_ = 0;
 };
 
 }  // namespace attnlab

@@ -91,18 +91,49 @@ const HeadSpectrum* SpectrumModel::shown(int head) const {
   return hasData() ? find(series_->snapshots[snapshot_]->heads, head) : nullptr;
 }
 
+QPointF logRadiusPoint(std::complex<double> z, double nullRadius) {
+  const double r = std::abs(z);
+  if (!(r > 0) || !(nullRadius > 0)) return QPointF(0, 0);
+  const double drawn = std::log2(1 + r / nullRadius);
+  return QPointF(z.real() / r * drawn, z.imag() / r * drawn);
+}
+
+QPointF SpectrumModel::planePoint(std::complex<double> z) const {
+  return logRadius() ? logRadiusPoint(z, nullRadius()) : QPointF(z.real(), z.imag());
+}
+
 QList<QPointF> SpectrumModel::eigenvaluePoints(int head) const {
   QList<QPointF> points;
   if (const HeadSpectrum* h = shown(head))
-    for (const auto& z : h->eigenvalues) points.append(QPointF(z.real(), z.imag()));
+    for (const auto& z : h->eigenvalues) points.append(planePoint(z));
   return points;
 }
 
 QList<QPointF> SpectrumModel::nullDrawPoints(int head) const {
   QList<QPointF> points;
   if (const HeadSpectrum* h = series_ ? find(series_->nullDraw, head) : nullptr)
-    for (const auto& z : h->eigenvalues) points.append(QPointF(z.real(), z.imag()));
+    for (const auto& z : h->eigenvalues) points.append(planePoint(z));
   return points;
+}
+
+double SpectrumModel::spectralRadius(int head) const {
+  double radius = 0;
+  if (const HeadSpectrum* h = shown(head))
+    for (const auto& z : h->eigenvalues) radius = std::max(radius, std::abs(z));
+  return radius;
+}
+
+double SpectrumModel::drawnNullRadius() const { return logRadius() ? 1.0 : nullRadius(); }
+
+void SpectrumModel::setPlaneScale(PlaneScale scale) {
+  if (scale == scale_) return;
+  scale_ = scale;
+  emit spectrumChanged();
+}
+
+bool SpectrumModel::logRadius() const {
+  if (scale_ != PlaneScale::Automatic || !(nullRadius() > 0)) return scale_ == PlaneScale::Log && nullRadius() > 0;
+  return nullRadius() < kLogBelow * linearExtent();
 }
 
 QList<QPointF> SpectrumModel::singularValuePoints(int head) const {
@@ -160,14 +191,29 @@ void SpectrumModel::setFitToSnapshot(bool fit) {
   emit spectrumChanged();
 }
 
-double SpectrumModel::planeExtent() const {
-  double extent = nullSymmetric() ? 0 : nullRadius();
+std::vector<const HeadSpectrum*> SpectrumModel::planeHeads() const {
   std::vector<const HeadSpectrum*> heads = rangeHeads();
   if (series_)
     for (const HeadSpectrum& h : series_->nullDraw)
       if (isShown(h)) heads.push_back(&h);
-  for (const HeadSpectrum* h : heads)
+  return heads;
+}
+
+double SpectrumModel::linearExtent() const {
+  double extent = nullSymmetric() ? 0 : nullRadius();
+  for (const HeadSpectrum* h : planeHeads())
     for (const auto& z : h->eigenvalues) extent = std::max({extent, std::abs(z.real()), std::abs(z.imag())});
+  return extent > 0 ? extent * 1.1 : 1.0;
+}
+
+double SpectrumModel::planeExtent() const {
+  if (!logRadius()) return linearExtent();
+  double extent = nullSymmetric() ? 0 : 1.0;  // the null disk's drawn radius
+  for (const HeadSpectrum* h : planeHeads())
+    for (const auto& z : h->eigenvalues) {
+      const QPointF p = logRadiusPoint(z, nullRadius());
+      extent = std::max({extent, std::abs(p.x()), std::abs(p.y())});
+    }
   return extent > 0 ? extent * 1.1 : 1.0;
 }
 

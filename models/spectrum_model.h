@@ -42,10 +42,19 @@ struct SpectrumSeries {
   std::vector<HeadSpectrum> nullDraw;  // eigenvalues of each head in a freshly initialised model
 };
 
+// Where the plane draws eigenvalue z on a log-radius scale: at angle arg z and radius
+// log2(1 + |z| / nullRadius), so the null disk's edge is radius 1 and a spectrum a hundred times
+// wider sits near 6.7: both in view at once. 0 stays 0.
+QPointF logRadiusPoint(std::complex<double> z, double nullRadius);
+
 class SpectrumModel : public QObject {
   Q_OBJECT
  public:
   static constexpr int kAllHeads = -1;
+  // How the complex plane scales radii. Automatic (the default): log once the linear plane would
+  // shrink the null disk below kLogBelow of its half-width (a trained spectrum hides the null).
+  enum class PlaneScale { Automatic, Linear, Log };
+  static constexpr double kLogBelow = 0.2;
   struct Numbers {
     int head = 0;
     double skewEnergyShare = 0, nonNormality = 0;
@@ -64,6 +73,9 @@ class SpectrumModel : public QObject {
   // snapshot, to see small early spectra beside the null disk.
   void setFitToSnapshot(bool fit);
   bool fitToSnapshot() const { return fit_; }
+  void setPlaneScale(PlaneScale scale);
+  PlaneScale planeScale() const { return scale_; }
+  bool logRadius() const;  // the plane is drawn on the log-radius scale now (chosen or automatic)
 
   bool hasData() const { return series_ && !series_->snapshots.empty(); }
   int layerCount() const;
@@ -76,9 +88,12 @@ class SpectrumModel : public QObject {
 
   // The heads shown (one, or every head of the layer), ascending.
   std::vector<int> shownHeads() const;
-  // Eigenvalues of `head` in the shown snapshot as (re, im) points; empty when the head is absent.
+  // Eigenvalues of `head` in the shown snapshot as drawn: (re, im), or logRadiusPoint under
+  // logRadius(); empty when the head is absent.
   QList<QPointF> eigenvaluePoints(int head) const;
   QList<QPointF> nullDrawPoints(int head) const;
+  double drawnNullRadius() const;
+  double spectralRadius(int head) const;  // max |eigenvalue| of `head` in the shown snapshot (0 when absent)  // the null disk's radius as drawn: 1 under logRadius()
   // (rank 1.., sigma) for the singular values chart.
   QList<QPointF> singularValuePoints(int head) const;
   // (pair index 0.., phase) and (pair index, |z|) per rotated pair; empty without RoPE.
@@ -105,6 +120,9 @@ class SpectrumModel : public QObject {
   bool isShown(const HeadSpectrum& h) const;
   // The shown heads in every snapshot the ranges cover.
   std::vector<const HeadSpectrum*> rangeHeads() const;
+  std::vector<const HeadSpectrum*> planeHeads() const;  // rangeHeads() and the shown null draws
+  double linearExtent() const;  // planeExtent() on linear axes
+  QPointF planePoint(std::complex<double> z) const;
 
   std::shared_ptr<const SpectrumSeries> series_;
   std::vector<int> headsPerLayer_;
@@ -112,6 +130,7 @@ class SpectrumModel : public QObject {
   int head_ = 0;
   int snapshot_ = 0;
   bool fit_ = false;
+  PlaneScale scale_ = PlaneScale::Automatic;
 };
 
 }  // namespace attnlab

@@ -150,7 +150,7 @@ class TestAnalysisSpectrum : public QObject {
   // score of one input against itself D positions later, through the engine's own rotation.
   void ropeBlocksPredictTheRotatedScore() {
     const ModelConfig c = smallConfig(16, 2, 0, "qkv", "rope");
-    const std::vector<double> freq = ropeFrequencies(c);
+    const std::vector<double> freq = ropeFrequencies(c, 0);
     QCOMPARE(freq.size(), size_t(4));  // d_head 8: 4 pairs
     QCOMPARE(freq[0], 1.0);
     Rng rng(13);
@@ -179,7 +179,11 @@ class TestAnalysisSpectrum : public QObject {
     const QkSpectrum r = qkSpectrumOf(wq2, wk2, {0.5});
     QVERIFY(std::abs(r.rope[0].re - 0.6) < 1e-12 && std::abs(r.rope[0].im - 0.8) < 1e-12 && r.rope[0].conjugate < 1e-12);
     QVERIFY(std::abs(r.rope_rotational_share - 0.64) < 1e-12);
-    QVERIFY(ropeFrequencies(smallConfig(16, 2, 0, "qkv", "learned")).empty());
+    QVERIFY(ropeFrequencies(smallConfig(16, 2, 0, "qkv", "learned"), 0).empty());
+    ModelConfig mixed = smallConfig(16, 2, 0, "qkv", "rope");
+    mixed.attention = {"linear", "softmax"};  // the linear layer's scores are not rotated
+    QVERIFY(ropeFrequencies(mixed, 0).empty());
+    QCOMPARE(ropeFrequencies(mixed, 1).size(), size_t(4));
   }
 
   // Shared and grouped projections: q=k gives W_q = W_k (symmetric M); GQA reads the group's key head.

@@ -31,6 +31,7 @@
 #include "head_selection.h"
 #include "kv_cache_model.h"
 #include "kv_occupancy_raster.h"
+#include "policy_picker.h"
 #include "kv/eviction_policy.h"
 #include "study_report.h"
 #include "palette.h"
@@ -239,7 +240,7 @@ QWidget* KvCacheView::buildPanel() {
     compare_->setText(n ? tr("Compare with (%1)").arg(n) : tr("Compare with"));
   };
   countCompared();
-  connect(menu, &QMenu::triggered, this, countCompared);
+  for (QAction* a : menu->actions()) connect(a, &QAction::toggled, this, countCompared);  // also when unticked as refused
   matched_ = new QCheckBox(tr("matched live cache"), panel);
   matched_->setObjectName(QStringLiteral("matchedProtocol"));
   matched_->setToolTip(tr("Matched live-cache protocol: every compared policy keeps, at every step, layer and KV head, exactly as "
@@ -425,11 +426,22 @@ void KvCacheView::followSnapshot() {
     autoRunDone_ = false;
     if (model_->result()) model_->clear();
     if (run) tokens_->setMaximum(std::max(0, run->config.model.context - 1));
+    if (run) offerUsablePolicies(run->config.model);
     if (run && !policyChosen_)
       policy_->setCurrentText(QString::fromLatin1(run->config.model.retention_gate ? kDefaultGatedPolicy : kDefaultPolicy));
   }
   maybeAutoRun();
   showSelection();
+}
+
+void KvCacheView::offerUsablePolicies(const ModelConfig& model) {
+  const std::vector<const ModelConfig*> models{&model};
+  markUsablePolicies(policy_, models);
+  for (QAction* a : compare_->menu()->actions()) markUsablePolicy(a, models);
+  if (!policyRefusal(policy_->currentText(), models).isEmpty()) {  // chosen for an earlier model
+    policy_->setCurrentText(QString::fromLatin1(kDefaultPolicy));
+    publishChoice();
+  }
 }
 
 bool KvCacheView::outdated() const {

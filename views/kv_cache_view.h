@@ -37,6 +37,7 @@ class HeadSelection;
 class KvCacheModel;
 class KvOccupancyRaster;
 class TrainingSession;
+struct ModelConfig;
 struct RunData;
 
 class KvCacheView : public QWidget, public ExportableView {
@@ -69,6 +70,7 @@ class KvCacheView : public QWidget, public ExportableView {
   void publishChoice();                              // the user changed the choice: linked views follow
   void takeChoice(const EvictionChoice& choice);     // another linked view's choice
   void followSnapshot();
+  void offerUsablePolicies(const ModelConfig& model);  // refused policies disabled, with the reason
   void maybeAutoRun();
   bool outdated() const;  // the model or the probe moved on since the last run
   void showResult();

@@ -63,6 +63,9 @@ MetricChartView::MetricChartView(const QString& title, const QString& valueTitle
   connect(model_, &LossHistoryModel::rowsInserted, this,
           [this](const QModelIndex&, int first, int last) { appendRows(first, last); });
   connect(model_, &LossHistoryModel::modelReset, this, &MetricChartView::reload);
+  connect(model_, &LossHistoryModel::plannedLayersChanged, this, [this] {
+    if (model_->rowCount() == 0) reload();
+  });
   reload();
 }
 
@@ -104,6 +107,7 @@ void MetricChartView::reload() {
   zoomed_ = false;
   for (QLineSeries* s : series_) s->clear();
   if (model_->rowCount() > 0) appendRows(0, model_->rowCount() - 1);
+  else if (model_->plannedLayers() > 0) rebuildSeries(model_->plannedShape());  // the new run's legend at once
   updateRanges();
 }
 

@@ -107,6 +107,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
       slider_(new QSlider(Qt::Horizontal, this)),
       play_(new QPushButton(tr("Play"), this)),
       fit_(new QCheckBox(tr("Fit axes"), this)),
+      logRadius_(new QCheckBox(tr("Log radius"), this)),
       stepLabel_(new QLabel(this)),
       numbers_(new QLabel(this)),
       plane_(makeChartView(tr("Eigenvalues of W_q^T W_k"), tr("real"), tr("imaginary"), this)),
@@ -133,6 +134,7 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   controls->addWidget(stepLabel_);
   controls->addSpacing(8);
   controls->addWidget(fit_);
+  controls->addWidget(logRadius_);
 
   numbers_->setTextFormat(Qt::RichText);
   numbers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -158,6 +160,10 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   play_->setToolTip(tr("Play the spectrum through the training snapshots"));
   fit_->setToolTip(tr("Off: the axes hold every step, so the motion shows. On: they fit this step, "
                      "to compare an early spectrum with the random null."));
+  logRadius_->setObjectName(QStringLiteral("logRadius"));
+  logRadius_->setToolTip(tr("Draw each eigenvalue at its angle and radius log\u2082(1 + |\u03bb| / r\u2080), r\u2080 the null "
+                            "radius: the null disk's edge is 1, and a trained spectrum far outside it stays in view with the "
+                            "disk. On by itself when the trained spectrum would shrink the disk to a dot."));
   timer_->setInterval(400);
 
   connect(layerPicker_, &QComboBox::currentIndexChanged, this, [this](int layer) {
@@ -172,6 +178,9 @@ SpectrumView::SpectrumView(SpectrumModel* model, QWidget* parent)
   });
   connect(slider_, &QSlider::valueChanged, model_, &SpectrumModel::setSnapshot);
   connect(fit_, &QCheckBox::toggled, model_, &SpectrumModel::setFitToSnapshot);
+  connect(logRadius_, &QCheckBox::toggled, this, [this](bool log) {
+    model_->setPlaneScale(log ? SpectrumModel::PlaneScale::Log : SpectrumModel::PlaneScale::Linear);
+  });
   connect(play_, &QPushButton::clicked, this, [this] { setPlaying(!playing()); });
   connect(timer_, &QTimer::timeout, this, [this] {
     if (model_->snapshotIndex() + 1 >= model_->snapshotCount()) {
@@ -223,8 +232,10 @@ void SpectrumView::setModelName(const QString& name) {
 
 void SpectrumView::syncControls() {
   const QSignalBlocker quietLayer(layerPicker_), quietHead(headPicker_), quietSlider(slider_), quietFit(fit_),
-      quietOverlay(overlay_);
+      quietOverlay(overlay_), quietLog(logRadius_);
   fit_->setChecked(model_->fitToSnapshot());
+  logRadius_->setChecked(model_->logRadius());
+  logRadius_->setEnabled(model_->nullRadius() > 0);
   if (model_->selectedHead() != SpectrumModel::kAllHeads) singleHead_ = model_->selectedHead();
   overlay_->setChecked(model_->selectedHead() == SpectrumModel::kAllHeads);
   overlay_->setEnabled(model_->hasData());
@@ -264,9 +275,12 @@ void SpectrumView::redrawPlane() {
   QChart* chart = plane_->chart();
   chart->removeAllSeries();
   fitPlaneAspect();
+  const bool log = model_->logRadius();
+  axis(chart, Qt::Horizontal)->setTitleText(log ? tr("real, log radius (1 = null radius)") : tr("real"));
+  axis(chart, Qt::Vertical)->setTitleText(log ? tr("imaginary, log radius") : tr("imaginary"));
   if (!model_->hasData()) return;
 
-  const double radius = model_->nullRadius();
+  const double radius = model_->drawnNullRadius();
   if (radius > 0) {
     auto* null = new QLineSeries;
     QPen pen(QColor(120, 120, 120));
@@ -374,8 +388,7 @@ void SpectrumView::updateNumbers() {
   QString html = tr("<table cellspacing=0 cellpadding=3><tr><th></th><th align=right>skew<br>share</th>"
                     "<th align=right>non-<br>normality</th><th align=right>|\u03bb|max<br>/ null</th></tr>");
   for (const SpectrumModel::Numbers& n : model_->numbers()) {
-    double radius = 0;
-    for (const QPointF& z : model_->eigenvaluePoints(n.head)) radius = std::max(radius, std::hypot(z.x(), z.y()));
+    const double radius = model_->spectralRadius(n.head);  // as computed, whatever the plane's scale
     html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td><td align=right>%3</td><td align=right>%4</td>"
                            "<td align=right>%5</td></tr>")
                 .arg(categoryColor(n.head).name(), headName(n.head), number(n.skewEnergyShare), number(n.nonNormality),

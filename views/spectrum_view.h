@@ -3,7 +3,8 @@
 // W_q^T W_k in the complex plane over the Ginibre null disk and a random-init draw; the singular
 // values; RoPE per-frequency phases when the model uses RoPE; the skew/symmetric energy share and
 // the departure from normality as numbers. A slider and a play button move through the training
-// snapshots; the axes stay fixed across snapshots so the motion shows.
+// snapshots; the axes stay fixed across snapshots so the motion shows. A log-radius plane (on by
+// itself once a trained spectrum would shrink the null disk to a dot) shows both at once.
 #include <QWidget>
 
 class QChart;
@@ -62,6 +63,7 @@ class SpectrumView : public QWidget {
   QSlider* slider_;
   QPushButton* play_;
   QCheckBox* fit_;
+  QCheckBox* logRadius_;  // the plane's log-radius scale (SpectrumModel::PlaneScale)
   QLabel* stepLabel_;
   QString modelName_;
   QLabel* numbers_;

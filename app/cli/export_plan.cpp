@@ -51,9 +51,7 @@ std::string scalePlan(ExperimentConfig config, const ScaleRequest& request) {
   const ModelConfig& m = config.model;
   const double params = static_cast<double>(e.parameters);
   const double T = e.sequenceLength;
-  // Training FLOPs per token: 6 per parameter (forward 2, backward 4) plus the attention products
-  // q.k and a.v, 2 x 2 x T x d per layer forward, halved by causality, times 3 for the backward.
-  const double flopsPerToken = 6 * params + 6.0 * m.n_layers * T * m.d_model;
+  const double flopsPerToken = trainingFlopsPerToken(m, params, e.sequenceLength);
   const double stateBytes = static_cast<double>(e.parameterBytes + e.optimizerBytes);
   const double perDeviceBytes = (request.fsdp ? stateBytes / request.devices : stateBytes) + e.activationBytes;
   const double tokens = static_cast<double>(config.train.steps) * B * T;

@@ -45,7 +45,7 @@ ComparisonPane::ComparisonPane(int index, const ExperimentConfig& config, QWidge
   viewArea_->setWidgetResizable(true);
   viewArea_->setFrameShape(QFrame::NoFrame);
   layout_->addWidget(viewArea_, 1);
-  history_->setPlannedSteps(config_.train.steps);
+  history_->setPlan(config_.train.steps, config_.model.n_layers);
 
   connect(session_, &TrainingSession::cleared, this, [this] {
     history_->clear();
@@ -115,7 +115,7 @@ QString ComparisonPane::watch(const QString& dir) {
   target.hasOwnSteps = [] { return false; };  // Train all skips a watched pane: it never trains here
   target.adopt = [this](const QString&, LoadedCheckpoint&& loaded) {
     config_ = loaded.config;
-    history_->setPlannedSteps(config_.train.steps);
+    history_->setPlan(config_.train.steps, config_.model.n_layers);
     const int steps = loaded.trainer->stepsDone();
     session_->open(std::move(loaded.trainer));
     emit watchedCheckpointOpened(index_, steps);

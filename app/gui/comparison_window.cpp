@@ -37,6 +37,7 @@
 #include "io/checkpoint.h"
 #include "kv/eviction_policy.h"
 #include "new_comparison_dialog.h"
+#include "policy_picker.h"
 #include "probe_editor.h"
 #include "selection_link.h"
 #include "kv_policy_link.h"
@@ -92,6 +93,7 @@ ComparisonWindow::ComparisonWindow(const std::vector<ExperimentConfig>& configs,
       metrics_->renameRun(index, watched->shortName(), watched->config());
       aPicker_->setItemText(index, watched->runName());
       bPicker_->setItemText(index, watched->runName());
+      offerUsablePolicies();
     });
     connect(pane->session(), &TrainingSession::cleared, metrics_, [this, i] { metrics_->clearRun(static_cast<int>(i)); });
     connect(pane->attention(), &AttentionMapModel::mapChanged, this, &ComparisonWindow::updateNotes);
@@ -298,10 +300,12 @@ void ComparisonWindow::buildSidePanel(QWidget* side) {
   auto* m = new QVBoxLayout(metricsGroup);
   auto* eviction = new QHBoxLayout;
   policyPicker_ = new QComboBox(metricsGroup);
+  policyPicker_->setObjectName(QStringLiteral("metricsPolicy"));
   for (const auto& entry : EvictionPolicyRegistry::instance().entries()) {
     policyPicker_->addItem(QString::fromStdString(entry.name));
     policyPicker_->setItemData(policyPicker_->count() - 1, QString::fromStdString(entry.summary), Qt::ToolTipRole);
   }
+  offerUsablePolicies();
   budgetPicker_ = new QComboBox(metricsGroup);
   budgetPicker_->addItems(kBudgets);
   budgetPicker_->setToolTip(tr("Cache entries each KV head may keep: a count, or a share of the positions seen. Unlimited: "
@@ -394,6 +398,13 @@ void ComparisonWindow::updateScheduleLabel() {
     if (paneCount() > cores) text += tr(" (more runs than cores: they take turns)");
     scheduleLabel_->setText(text);
   }
+}
+
+void ComparisonWindow::offerUsablePolicies() {
+  if (!policyPicker_) return;
+  std::vector<const ModelConfig*> models;  // one picker for every pane: a policy must suit them all
+  for (const ComparisonPane* pane : panes_) models.push_back(&pane->config().model);
+  markUsablePolicies(policyPicker_, models);
 }
 
 void ComparisonWindow::setEviction(const QString& policy, const QString& budget) {

@@ -66,6 +66,7 @@ class ComparisonWindow : public QMainWindow {
   void setOneAfterAnother(bool on);
   int threadsPerRun() const;  // under concurrent training
   void setEviction(const QString& policy, const QString& budget);
+  void offerUsablePolicies();  // the metrics picker disables policies a pane's model refuses
   void compare(int a, int b);  // the difference map's two runs
   // Run `index` follows a run folder written elsewhere (ComparisonPane::watch) instead of training
   // here; "" or the one-line reason (nothing changes then).

@@ -16,12 +16,14 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <unistd.h>
 
 #include "attention/attention.h"
 #include "data/task.h"
+#include "edited_experiment.h"
 #include "io/config_json.h"
 #include "model/gates.h"
 #include "model/projection_sharing.h"
@@ -29,6 +31,7 @@
 #include "positional/positional.h"
 #include "settings_editor.h"
 #include "train/memory_estimate.h"
+#include "training_rate.h"
 #include "wheel_guard.h"
 
 namespace attnlab {
@@ -45,6 +48,15 @@ QString bytesText(double bytes) {
   int unit = 0;
   while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
   return QStringLiteral("%1 %2").arg(bytes, 0, 'f', unit == 0 ? 0 : 1).arg(QLatin1String(units[unit]));
+}
+
+// "45 ms", "2.4 s", "3 min 20 s", "2 h 05 min": as precise as an estimate deserves.
+QString durationText(double seconds) {
+  if (seconds < 1) return QStringLiteral("%1 ms").arg(std::max(1.0, seconds * 1000), 0, 'f', 0);
+  if (seconds < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+  const long long s = std::llround(seconds);
+  if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+  return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0'));
 }
 
 double physicalMemoryBytes() {
@@ -337,6 +349,14 @@ QWidget* ExperimentPanel::buildFooter() {
   memory_->setObjectName(QStringLiteral("memoryEstimate"));
   memory_->setWordWrap(true);
   memory_->setTextFormat(Qt::RichText);
+  time_ = new QLabel(footer);
+  time_->setObjectName(QStringLiteral("timeEstimate"));
+  time_->setWordWrap(true);
+  time_->setTextFormat(Qt::RichText);
+  time_->setToolTip(tr("Training FLOPs per step (6 per parameter per token plus attention) over this machine's speed, "
+                       "measured once in the background on a small model. Real steps vary with the model's shape and "
+                       "the machine's load: the progress bar times the real ones."));
+  connect(TrainingRate::shared(), &TrainingRate::changed, this, &ExperimentPanel::check);
   problem_ = new QLabel(footer);
   problem_->setObjectName(QStringLiteral("problem"));
   problem_->setWordWrap(true);
@@ -355,6 +375,7 @@ QWidget* ExperimentPanel::buildFooter() {
   buttons->addWidget(revertButton_);
   buttons->addWidget(applyButton_);
   layout->addWidget(memory_);
+  layout->addWidget(time_);
   layout->addWidget(problem_);
   layout->addLayout(buttons);
   return footer;
@@ -550,6 +571,7 @@ QString ExperimentPanel::readConfig(ExperimentConfig& out) {
   } else {
     memory_->setText(tr("<b>Memory for training:</b> (fix the settings first)"));
   }
+  showTimeEstimate(why.isEmpty() ? trainingFlopsPerStep(c, estimate) : 0, c.train.steps);
   problemText_ = why;
   problem_->setText(why.isEmpty() ? QString() : QStringLiteral("\u26a0 ") + why);
   problem_->setVisible(!why.isEmpty());
@@ -593,13 +615,25 @@ bool ExperimentPanel::apply() {
     problem_->show();
     return false;
   }
-  emit applyRequested(c);
+  emit applyRequested(markedAsEdited(std::move(c), applied_));
   return true;
 }
 
 QString ExperimentPanel::problem() const { return problemText_; }
 
 QString ExperimentPanel::memoryText() const { return memory_->text(); }
+
+QString ExperimentPanel::timeText() const { return time_->text(); }
+
+void ExperimentPanel::showTimeEstimate(double flopsPerStep, int steps) {
+  const TrainingRate* rate = TrainingRate::shared();
+  secondsPerStep_ = flopsPerStep > 0 && rate->known() ? flopsPerStep / rate->flopsPerSecond() : 0;
+  if (flopsPerStep <= 0) return time_->setText(tr("<b>Time per step:</b> (fix the settings first)"));
+  if (!rate->known()) return time_->setText(tr("<b>Time per step:</b> unknown yet (measuring this machine\u2019s speed\u2026)"));
+  const double seconds = secondsPerStep_;
+  time_->setText(tr("<b>Time per step: about %1</b> (estimate)<br>%2 steps: about %3")
+                     .arg(durationText(seconds), QString::number(steps), durationText(seconds * steps)));
+}
 
 NumberField* ExperimentPanel::field(const QString& key) const {
   for (NumberField* f : fields_)

@@ -51,6 +51,8 @@ class ExperimentPanel : public QDockWidget {
 
   QString problem() const;       // the reason shown below the editors, "" when valid
   QString memoryText() const;    // the memory estimate as shown
+  QString timeText() const;      // the time-per-step estimate as shown
+  double secondsPerStep() const { return secondsPerStep_; }  // its value; 0 while unknown
   // Editors by config key, for tests and for focusing a field: "model.d_model",
   // "model.positional_settings.theta", ...; pickers: "model.attention" (all layers) or
   // "model.attention.<layer>", "model.positional", "task.name", "model.output_gate", ...
@@ -82,6 +84,7 @@ class ExperimentPanel : public QDockWidget {
   void check();
   QString readEditors(ExperimentConfig& out) const;
   void markFields(const QString& reason);
+  void showTimeEstimate(double flopsPerStep, int steps);  // 0 FLOPs: the settings are invalid
   bool differsFromApplied(const ExperimentConfig& edited) const;
 
   ExperimentConfig applied_;
@@ -115,6 +118,8 @@ class ExperimentPanel : public QDockWidget {
   QString textFile_;
 
   QLabel* memory_ = nullptr;
+  QLabel* time_ = nullptr;
+  double secondsPerStep_ = 0;
   QLabel* problem_ = nullptr;
   QString problemText_;
   QPushButton* applyButton_ = nullptr;

@@ -42,6 +42,8 @@
 #include "selection_bar.h"
 #include "study_reports.h"
 #include "tour_panel.h"
+#include "train/memory_estimate.h"
+#include "training_rate.h"
 #include "view_export.h"
 #include "view_state_keeper.h"
 #include "welcome_page.h"
@@ -383,6 +385,7 @@ void MainWindow::showGuide() {
 
 void MainWindow::buildStatusBar() {
   experimentLabel_ = new QLabel(this);
+  experimentLabel_->setObjectName(QStringLiteral("experimentLabel"));
   statusBar()->addPermanentWidget(experimentLabel_);
 }
 
@@ -415,7 +418,7 @@ void MainWindow::continueOrStartOver() {
   } else if (choice.action == FinishedRunChoice::Action::Continue && choice.moreSteps > 0) {
     config_.train.steps += choice.moreSteps;
     panel_->setAppliedConfig(config_);
-    history_->setPlannedSteps(config_.train.steps);
+    history_->setPlan(config_.train.steps, config_.model.n_layers);
     session_->continueFor(choice.moreSteps);
     showDocumentState();
   }
@@ -462,6 +465,7 @@ bool MainWindow::applyExperiment(const ExperimentConfig& config) {
   if (!files_->confirmDiscard(tr("applying the new settings"))) return false;
   session_->reset();
   config_ = config;
+  presetName_.clear();  // applyPreset names it again; edited settings are no preset's
   panel_->setAppliedConfig(config_);
   files_->startedNew(QString::fromStdString(config_.name));
   clearResults();
@@ -479,13 +483,15 @@ bool MainWindow::applyPreset(const QString& name) {
   }
   if (!applyExperiment(preset)) return false;
   presetName_ = name;
+  showDocumentState();  // the label's tooltip names the preset
   return true;
 }
 
 void MainWindow::showOpened(const ExperimentConfig& config, const QString& dir) {
   config_ = config;
+  flopsPerStep_ = 0;
   panel_->setAppliedConfig(config_);
-  history_->setPlannedSteps(config_.train.steps);
+  history_->setPlan(config_.train.steps, config_.model.n_layers);
   presetName_.clear();
   rememberExperiment();
   showDocumentState();
@@ -566,6 +572,7 @@ void MainWindow::showState(TrainingSession::State state) {
 }
 
 void MainWindow::showProgress(const ProgressSnapshot& p) {
+  learnTrainingRate(p.steps_per_second);
   progress_->setRange(0, p.total_steps);
   progress_->setValue(p.step);
   progress_->setFormat(tr("step %1 / %2 \u00b7 %3 steps/s \u00b7 %4 tokens/s \u00b7 %5 left")
@@ -578,6 +585,21 @@ void MainWindow::showProgress(const ProgressSnapshot& p) {
   if (std::isfinite(p.accuracy)) text += tr("  \u00b7  accuracy %1%").arg(100 * p.accuracy, 0, 'f', 1);
   if (!p.qk_guard.empty()) text += "  \u00b7  " + QString::fromStdString(p.qk_guard);
   lossLabel_->setText(text);
+}
+
+// The running experiment's own speed is a better rate for the panel's time estimate than the
+// small model measured at start: each progress report's steps/s times its FLOPs per step, kept
+// when it moves by more than a tenth (the panel re-checks its editors on each change).
+void MainWindow::learnTrainingRate(double stepsPerSecond) {
+  if (!(stepsPerSecond > 0) || !std::isfinite(stepsPerSecond)) return;
+  if (!(flopsPerStep_ > 0)) {
+    MemoryEstimate e;
+    if (!estimateMemory(config_, e).empty()) return;
+    flopsPerStep_ = trainingFlopsPerStep(config_, e);
+  }
+  TrainingRate* rate = TrainingRate::shared();
+  const double measured = flopsPerStep_ * stepsPerSecond;
+  if (!rate->known() || std::abs(measured / rate->flopsPerSecond() - 1) > 0.1) rate->set(measured);
 }
 
 void MainWindow::showTrace(const std::shared_ptr<const TraceSnapshot>& trace) {
@@ -602,10 +624,11 @@ void MainWindow::showError(const QString& message) {
 }
 
 void MainWindow::clearResults() {
+  flopsPerStep_ = 0;  // another experiment
   session_->setHeadGains({});  // a new experiment starts with every head on
   history_->clear();
   attention_->clear();
-  history_->setPlannedSteps(config_.train.steps);
+  history_->setPlan(config_.train.steps, config_.model.n_layers);
   progress_->setRange(0, config_.train.steps);
   progress_->setValue(0);
   progress_->setFormat(tr("step 0 / %1").arg(config_.train.steps));

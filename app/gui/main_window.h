@@ -124,6 +124,7 @@ class MainWindow : public QMainWindow {
   void fillRecentMenu();
   void showState(TrainingSession::State state);
   void showProgress(const ProgressSnapshot& progress);
+  void learnTrainingRate(double stepsPerSecond);  // the panel's time estimate from this run's speed
   void showTrace(const std::shared_ptr<const TraceSnapshot>& trace);
   void showError(const QString& message);
   void clearResults();
@@ -138,6 +139,7 @@ class MainWindow : public QMainWindow {
 
   ExperimentConfig config_;
   QString presetName_;
+  double flopsPerStep_ = 0;  // of config_, computed at its first progress report (0: not yet)
   TrainingSession* session_;
   LossHistoryModel* history_;
   AttentionMapModel* attention_;

@@ -86,8 +86,9 @@ void MainWindow::connectFineTuner() {
 // The fine-tuning experiment is the one on display now: Save writes it, Reset would start it afresh.
 void MainWindow::showFineTuning(const ExperimentConfig& config) {
   config_ = config;
+  flopsPerStep_ = 0;
   panel_->setAppliedConfig(config_);
-  history_->setPlannedSteps(config_.train.steps);
+  history_->setPlan(config_.train.steps, config_.model.n_layers);
   files_->startedNew(QString::fromStdString(config_.name));
   presetName_.clear();
   statusBar()->showMessage(config.train.steps > 0 ? tr("Fine-tuning for %1 steps on %2").arg(config.train.steps).arg(

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "analysis/analysis.h"
+#include "attention/attention.h"
 #include "io/checkpoint.h"
 #include "model/model.h"
 #include "model/projection_sharing.h"
@@ -93,8 +94,11 @@ QkSpectrum qkSpectrumOf(const Eigen::MatrixXd& wq, const Eigen::MatrixXd& wk, co
   return s;
 }
 
-std::vector<double> ropeFrequencies(const ModelConfig& config) {
+std::vector<double> ropeFrequencies(const ModelConfig& config, int layer) {
   if (config.positional != "rope") return {};
+  // The same rule as AttentionLayer::rotary(): only dot-product scores are rotated.
+  const auto variant = AttentionRegistry::instance().create(config.attentionOf(layer));
+  if (!variant || !variant->usesDotScores()) return {};
   auto rope = PositionalRegistry::instance().create("rope");
   ParamStore scratch;
   if (!rope || !rope->configure(config, scratch).empty()) return {};
@@ -121,10 +125,9 @@ QkSpectrumReport qkSpectra(const ModelConfig& config, const ParamStore& params, 
   QkSpectrumReport r;
   const Model fresh(config, nullSeed);
   r.null = ginibreNull(config, fresh.params());
-  const std::vector<double> freq = ropeFrequencies(config);
   for (auto [l, h] : heads) {
     const HeadProjections p = headProjections(config, params, l, h);
-    QkSpectrum s = qkSpectrumOf(p.wq, p.wk, freq);
+    QkSpectrum s = qkSpectrumOf(p.wq, p.wk, ropeFrequencies(config, l));
     s.layer = l;
     s.head = h;
     r.heads.push_back(std::move(s));
@@ -138,13 +141,14 @@ std::vector<std::vector<QkSpectrum>> qkSpectrumSeries(const ModelConfig& config,
   std::vector<std::pair<int, int>> all;
   for (int l = 0; l < config.n_layers; ++l)
     for (int h = 0; h < config.n_heads; ++h) all.push_back({l, h});
-  const std::vector<double> freq = ropeFrequencies(config);
+  std::vector<std::vector<double>> freq;
+  for (int l = 0; l < config.n_layers; ++l) freq.push_back(ropeFrequencies(config, l));
   std::vector<std::vector<QkSpectrum>> out;
   for (const ParamStore* params : snapshots) {
     std::vector<QkSpectrum> step;
     for (auto [l, h] : all) {
       const HeadProjections p = headProjections(config, *params, l, h);
-      step.push_back(qkSpectrumOf(p.wq, p.wk, freq));
+      step.push_back(qkSpectrumOf(p.wq, p.wk, freq[l]));
       step.back().layer = l;
       step.back().head = h;
     }

@@ -50,8 +50,10 @@ struct QkSpectrum {
 // the first pairs of the head dimension.
 QkSpectrum qkSpectrumOf(const Eigen::MatrixXd& wq, const Eigen::MatrixXd& wk, const std::vector<double>& ropeFrequencies);
 
-// theta_m of each rotated pair under RoPE (empty for any other positional encoding).
-std::vector<double> ropeFrequencies(const ModelConfig& config);
+// theta_m of each rotated pair of `layer` under RoPE: empty for any other positional encoding, and
+// for a layer whose attention has no dot-product scores to rotate (linear, static_map, deltanet...),
+// which AttentionLayer leaves unrotated.
+std::vector<double> ropeFrequencies(const ModelConfig& config, int layer);
 
 // The random-matrix null at the model's initial scale: with entries of W_q, W_k drawn N(0, s^2),
 // S has iid-like entries of variance d_model s^4, so its eigenvalues fill the disk of radius

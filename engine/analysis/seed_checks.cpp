@@ -24,13 +24,13 @@ ExperimentConfig configOf(const SeedCheckCase& spec, uint64_t seed, int threads)
   return config;
 }
 
-void takeSnapshot(Trainer& trainer, MapDiagnosticsProbe& probe, const std::vector<double>& freq, SeedCheckRun& run) {
+void takeSnapshot(Trainer& trainer, MapDiagnosticsProbe& probe, SeedCheckRun& run) {
   const ModelConfig& c = trainer.config().model;
   const auto maps = probe.measure(trainer.model());
   for (int l = 0; l < c.n_layers; ++l)
     for (int h = 0; h < c.n_heads; ++h) {
       const HeadProjections p = headProjections(c, trainer.model().params(), l, h);
-      HeadSnapshot s{trainer.stepsDone(), l, h, maps[l][h], qkSpectrumOf(p.wq, p.wk, freq), 0};
+      HeadSnapshot s{trainer.stepsDone(), l, h, maps[l][h], qkSpectrumOf(p.wq, p.wk, ropeFrequencies(c, l)), 0};
       s.radiusOverNull = s.spectrum.spectral_radius / run.circularRadius;
       run.snapshots.push_back(std::move(s));
     }
@@ -52,10 +52,9 @@ SeedCheckRun runSeedCheck(const SeedCheckCase& spec, uint64_t seed, int threads,
     run.circularRadius = ginibreNull(c, fresh.params()).circular_radius;
     run.nullDraw = qkSpectrumSeries(c, {&fresh.params()}).front();
     MapDiagnosticsProbe probe(trainer.task(), c.vocab, trainer.sequenceLength(), 16, seed + 7);
-    const std::vector<double> freq = ropeFrequencies(c);
     const int every = std::max(1, steps / std::max(1, snapshots));
     for (;;) {
-      if (trainer.stepsDone() % every == 0 || trainer.finished()) takeSnapshot(trainer, probe, freq, run);
+      if (trainer.stepsDone() % every == 0 || trainer.finished()) takeSnapshot(trainer, probe, run);
       if (trainer.finished()) break;
       trainer.trainStep();
     }

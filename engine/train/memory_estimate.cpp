@@ -31,6 +31,15 @@ std::string checkFitsInMemory(const ModelConfig& m) {
          " GiB, more than this machine's " + std::to_string(std::llround(available / (1 << 30))) + " GiB";
 }
 
+double trainingFlopsPerToken(const ModelConfig& model, double parameters, int sequenceLength) {
+  return 6 * parameters + 6.0 * model.n_layers * sequenceLength * model.d_model;
+}
+
+double trainingFlopsPerStep(const ExperimentConfig& config, const MemoryEstimate& e) {
+  const double tokens = double(config.train.batch) * e.sequenceLength;
+  return trainingFlopsPerToken(config.model, double(e.parameters), e.sequenceLength) * tokens;
+}
+
 std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, ThisMachine machine) {
   if (std::string why = validate(config); !why.empty()) return why;
   std::string error;

@@ -25,6 +25,13 @@ enum class ThisMachine { mustFit, mayNotFit };
 // cheap for any size.
 std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, ThisMachine machine = ThisMachine::mustFit);
 
+// Training FLOPs per token of a model with `parameters` numbers on sequences of `sequenceLength`:
+// 6 per parameter (forward 2, backward 4) plus the attention products q.k and a.v, 2 x 2 x T x d
+// per layer forward, halved by causality, times 3 for the backward.
+double trainingFlopsPerToken(const ModelConfig& model, double parameters, int sequenceLength);
+// One training step's: batch x sequence length tokens, from an estimate of `config`.
+double trainingFlopsPerStep(const ExperimentConfig& config, const MemoryEstimate& estimate);
+
 // Refuses, before anything is allocated, a model whose weights alone (values, gradients and AdamW's
 // two moments) would need more than this machine's memory, e.g. a config.json from elsewhere with a
 // vocabulary of two billion. Counts a lower bound (token embedding, query/output projections, MLP),

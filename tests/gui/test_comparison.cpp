@@ -3,6 +3,7 @@
 // metric and a column per run, with cache figures decoded from a real model; and the window
 // trains two runs side by side on one probe, links their selection, trains one after another,
 // and saves and reopens as one file while a corrupt file is refused with a message.
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QImage>
@@ -12,6 +13,7 @@
 #include <QMenuBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -397,6 +399,28 @@ class ComparisonTest : public QObject {
     };
     QVERIFY(colourful(20, 540) > 500);
     QVERIFY(colourful(570, 1090) > 500);
+  }
+
+  // The metrics' eviction picker applies to every pane: learned_gate is disabled, with its reason,
+  // while one pane's model has no retention gate, and offered when every pane has it.
+  void theMetricsPickerDisablesAPolicyAPaneCannotRun() {
+    ExperimentConfig gated = tiny("softmax", 8);
+    gated.model.retention_gate = true;
+    auto gateItem = [](ComparisonWindow& window) {
+      auto* picker = window.findChild<QComboBox*>(QStringLiteral("metricsPolicy"));
+      auto* items = picker ? qobject_cast<QStandardItemModel*>(picker->model()) : nullptr;
+      const int i = picker ? picker->findText(QStringLiteral("learned_gate")) : -1;
+      return i >= 0 && items ? items->item(i) : nullptr;
+    };
+    ComparisonWindow mixed({gated, tiny("sigmoid", 8)});
+    QStandardItem* item = gateItem(mixed);
+    QVERIFY(item);
+    QVERIFY(!item->isEnabled());
+    QVERIFY2(item->toolTip().contains("retention_gate"), qPrintable(item->toolTip()));
+    ExperimentConfig gatedSigmoid = tiny("sigmoid", 8);
+    gatedSigmoid.model.retention_gate = true;
+    ComparisonWindow both({gated, gatedSigmoid});
+    QVERIFY(gateItem(both) && gateItem(both)->isEnabled());
   }
 
   void oneAfterAnotherStartsTheNextWhenOneFinishes() {

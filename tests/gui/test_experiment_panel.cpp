@@ -5,9 +5,11 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 
 #include "attention/attention.h"
 #include "attention/precision.h"
@@ -19,6 +21,8 @@
 #include "number_field.h"
 #include "positional/positional.h"
 #include "train/memory_estimate.h"
+#include "train/step_rate.h"
+#include "training_rate.h"
 
 using namespace attnlab;
 
@@ -238,6 +242,39 @@ class ExperimentPanelTest : public QObject {
     QVERIFY2(panel.memoryText().contains(QString("batch %1").arg(config.train.batch * 2)), qPrintable(panel.memoryText()));
   }
 
+  // Before Apply the footer estimates the time per step from the experiment's FLOPs and this
+  // machine's measured speed: "unknown" until the speed is known, then a labelled estimate that
+  // doubles with the batch (the FLOPs per step are per token times batch times length).
+  void theTimePerStepIsEstimated() {
+    TrainingRate::shared()->set(0);  // as before the background measurement is done
+    ExperimentPanel panel;
+    const ExperimentConfig config = preset("default");
+    panel.setAppliedConfig(config);
+    QVERIFY2(panel.timeText().contains("unknown"), qPrintable(panel.timeText()));
+    QCOMPARE(panel.secondsPerStep(), 0.0);
+
+    TrainingRate::shared()->set(1e9);
+    QVERIFY2(panel.timeText().contains("Time per step: about") && panel.timeText().contains("estimate"), qPrintable(panel.timeText()));
+    MemoryEstimate e;
+    QVERIFY(estimateMemory(config, e).empty());
+    QCOMPARE(panel.secondsPerStep(), trainingFlopsPerStep(config, e) / 1e9);
+    const double single = panel.secondsPerStep();
+    type(panel.field("train.batch"), QString::number(config.train.batch * 2));
+    ExperimentConfig doubled;
+    QCOMPARE(panel.readConfig(doubled), QString());
+    QVERIFY2(std::abs(panel.secondsPerStep() / single - 2) < 0.05, qPrintable(QString::number(panel.secondsPerStep() / single)));
+    type(panel.field("model.d_model"), "97");  // not a multiple of the heads: no estimate
+    QVERIFY(!panel.readConfig(doubled).isEmpty());
+    QVERIFY2(panel.timeText().contains("fix the settings"), qPrintable(panel.timeText()));
+  }
+
+  // The rate the background measures: a few steps of a small model, in a CPU's range.
+  void theMachinesSpeedIsMeasured() {
+    const double rate = measureTrainingFlopsPerSecond(1, 0.1);
+    qInfo("measured %.3g FLOP/s", rate);
+    QVERIFY2(rate > 1e7 && rate < 1e12, qPrintable(QString::number(rate)));
+  }
+
   void everyPresetReadsBackUnchanged() {
     for (const std::string& name : presetNames()) {
       ExperimentPanel panel;
@@ -248,6 +285,41 @@ class ExperimentPanelTest : public QObject {
       QCOMPARE(jsonWithoutVocab(read), jsonWithoutVocab(config));
       QVERIFY2(!panel.hasChanges(), name.c_str());
     }
+  }
+
+  // Edited settings are not the preset's: the applied name says "(edited)" and the description
+  // lists what changed instead of the preset's text. A second edit does not mark it twice; a
+  // name the user typed is kept.
+  void anEditedPresetSaysItIsEdited() {
+    ExperimentPanel panel;
+    const ExperimentConfig config = preset("induction");
+    QVERIFY(!config.description.empty());
+    panel.setAppliedConfig(config);
+    QSignalSpy applyRequested(&panel, &ExperimentPanel::applyRequested);
+    type(panel.field("model.d_model"), "96");
+    QVERIFY(panel.apply());
+    QCOMPARE(applyRequested.count(), 1);
+    const auto edited = applyRequested.takeFirst().first().value<ExperimentConfig>();
+    const QString name = QString::fromStdString(config.name);  // "Induction heads"
+    QCOMPARE(QString::fromStdString(edited.name), name + " (edited)");
+    QCOMPARE(QString::fromStdString(edited.description), QString("Edited from \u201c%1\u201d: model.d_model 64 \u2192 96").arg(name));
+    QCOMPARE(edited.model.d_model, 96);
+
+    panel.setAppliedConfig(edited);  // as the window does after applying
+    type(panel.field("train.batch"), QString::number(config.train.batch * 2));
+    QVERIFY(panel.apply());
+    const auto again = applyRequested.takeFirst().first().value<ExperimentConfig>();
+    QCOMPARE(QString::fromStdString(again.name), name + " (edited)");
+    QVERIFY2(QString::fromStdString(again.description).contains(QString("train.batch %1").arg(config.train.batch)),
+             again.description.c_str());
+
+    panel.setAppliedConfig(config);
+    auto* nameField = panel.findChild<QLineEdit*>(QStringLiteral("name"));
+    QVERIFY(nameField);
+    nameField->setText(QStringLiteral("wider"));
+    type(panel.field("model.d_model"), "96");
+    QVERIFY(panel.apply());
+    QCOMPARE(QString::fromStdString(applyRequested.takeFirst().first().value<ExperimentConfig>().name), QString("wider"));
   }
 
   void revertPutsTheAppliedExperimentBack() {

@@ -5,6 +5,9 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QMenu>
+#include <QStandardItemModel>
+#include <QToolButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -376,6 +379,55 @@ class TestKvCacheModel : public QObject {
     policyOf(a)->setCurrentText(QStringLiteral("window"));
     emit policyOf(a)->activated(policyOf(a)->currentIndex());
     QCOMPARE(policyOf(b)->currentText(), QStringLiteral("h2o"));
+  }
+
+  // learned_gate reads the retention gate: on a model without one it is offered disabled, with the
+  // policy's reason as tooltip, in the picker and the comparison menu; with the gate it is usable.
+  void aPolicyTheModelCannotRunIsDisabledWithItsReason() {
+    AttentionMapModel attention;
+    HeadSelection selection(&attention);
+    KvCacheView view(ViewContext{.attention = &attention, .selection = &selection});
+    auto* picker = view.findChild<QComboBox*>(QStringLiteral("kvPolicy"));
+    QVERIFY(picker);
+    const int gate = picker->findText(QStringLiteral("learned_gate"));
+    QVERIFY(gate >= 0);
+    auto* items = qobject_cast<QStandardItemModel*>(picker->model());
+    QMenu* compared = nullptr;
+    for (auto* button : view.findChildren<QToolButton*>())
+      if (button->menu()) compared = button->menu();
+    QVERIFY(compared);
+    auto gateAction = [&] {
+      for (QAction* a : compared->actions())
+        if (a->text() == QStringLiteral("learned_gate")) return a;
+      return static_cast<QAction*>(nullptr);
+    };
+    QVERIFY(gateAction());
+    auto show = [&](bool gated) {
+      auto trace = std::make_shared<TraceSnapshot>();
+      const auto made = tinySnapshot([gated](ModelConfig& c) { c.retention_gate = gated; });
+      auto run = std::make_shared<RunData>(*made->run);
+      run->config.model = made->model->config();  // the run's configuration is what the view reads
+      auto snapshot = std::make_shared<ModelSnapshot>(*made);
+      snapshot->run = run;
+      trace->model = snapshot;
+      trace->trace.tokens = kPrompt;
+      trace->vocabulary = trace->model->run->vocabulary;
+      trace->maxProbeLength = kContext;
+      attention.setTrace(trace);
+    };
+    show(false);
+    QVERIFY(!items->item(gate)->isEnabled());
+    QVERIFY(picker->itemData(gate, Qt::ToolTipRole).toString().contains("retention_gate"));
+    QVERIFY(items->item(picker->findText(QStringLiteral("h2o")))->isEnabled());
+    QVERIFY(!gateAction()->isEnabled() && gateAction()->toolTip().contains("retention_gate"));
+    show(true);
+    QVERIFY(items->item(gate)->isEnabled());
+    QVERIFY(!picker->itemData(gate, Qt::ToolTipRole).toString().contains("needs a model"));
+    QCOMPARE(picker->currentText(), QStringLiteral("learned_gate"));  // the gated model's default
+    QVERIFY(gateAction()->isEnabled());
+    emit picker->activated(gate);  // the user's choice
+    show(false);  // chosen for the gated model, refused by the next one: back to the default
+    QCOMPARE(picker->currentText(), QStringLiteral("streaming_llm"));
   }
 
   void viewRunsOnceWithAModel() {

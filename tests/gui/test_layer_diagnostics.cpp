@@ -1,6 +1,8 @@
 // The training view's per-layer diagnostics against the step (issue 21): the values it plots at
 // a validation step are those of MapDiagnosticsProbe on the model at that step, they are kept in
 // history.csv, and a saved run reopened shows the same values.
+#include <QChart>
+#include <QLegend>
 #include <QLineSeries>
 #include <QTemporaryDir>
 #include <QComboBox>
@@ -121,6 +123,38 @@ class LayerDiagnosticsTest : public QObject {
     session.open(std::move(loaded.trainer));
     QCOMPARE(history.rowCount(), kSteps);
     checkPlotted(view, expected);
+  }
+
+  // After Apply or Reset the history is cleared and the new plan set: every per-layer chart lists
+  // the new experiment's layers at once, not the previous run's until the first step.
+  void perLayerLegendsFollowThePlanBeforeTheFirstStep() {
+    LossHistoryModel history;
+    AttentionMapModel attention;
+    HeadSelection selection(&attention);
+    TrainingView view(ViewContext{.attention = &attention, .selection = &selection, .history = &history});
+    MetricChartView* grads = view.charts()[3];
+    MetricChartView* entropy = view.charts()[4];
+    MetricChartView* induction = view.layerDiagnostics()->chart(LayerDiagnosticsChart::Induction);
+    LossPoint first;
+    first.step = 1;
+    first.layer_grad_norm = first.layer_entropy = {0.5, 0.25};
+    history.setPlan(10, 2);
+    history.append({first});
+    for (MetricChartView* chart : {grads, entropy, induction}) QCOMPARE(chart->seriesCount(), 2);
+    history.clear();  // as the window does on Apply: clear, then the new experiment's plan
+    history.setPlan(20, 4);
+    for (MetricChartView* chart : {grads, entropy, induction}) {
+      QCOMPARE(chart->seriesCount(), 4);
+      const QList<QAbstractSeries*> series = chart->chart()->series();
+      QCOMPARE(series.size(), 4);
+      QCOMPARE(series.back()->name(), QStringLiteral("layer 4"));
+      QVERIFY(static_cast<QLineSeries*>(series.back())->points().isEmpty());
+      QVERIFY(chart->chart()->legend()->isVisible());
+    }
+    QCOMPARE(view.charts()[0]->seriesCount(), 2);  // the loss chart keeps its two lines
+    first.layer_grad_norm = first.layer_entropy = {0.5, 0.25, 0.125, 0.0625};
+    history.append({first});  // the first step's own shape, as before
+    QCOMPARE(grads->seriesCount(), 4);
   }
 
   void olderHistoriesWithoutDiagnosticsStillRead() {

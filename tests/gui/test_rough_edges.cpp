@@ -3,6 +3,7 @@
 // refused long token, the time-left estimate, the SVG heatmap, the comparison's colour scale and
 // Help opening at the shown view's section.
 #include <QComboBox>
+#include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSet>
@@ -27,11 +28,14 @@
 #include "loss_history_model.h"
 #include "main_window.h"
 #include "metric_chart_view.h"
+#include "number_field.h"
 #include "probe_editor.h"
 #include "qk_embedding_model.h"
 #include "shared_colour_scale.h"
 #include "step_timer.h"
 #include "tiny_experiment.h"
+#include "training_rate.h"
+#include "training_session.h"
 #include "training_view.h"
 #include "view_export.h"
 #include "view_kind.h"
@@ -110,6 +114,44 @@ class RoughEdgesTest : public QObject {
     QVERIFY2(scroll->viewport()->width() >= scroll->widget()->minimumSizeHint().width(),
              qPrintable(QString("editors need %1 px, the panel shows %2").arg(scroll->widget()->minimumSizeHint().width()).arg(scroll->viewport()->width())));
     QVERIFY(window.tabs()->width() >= 700);  // and the views keep most of the screen
+  }
+
+  // After a preset is edited and applied the window no longer presents it as the preset: the
+  // name says "(edited)", the status label's tooltip gives what changed, not "Preset ...", and
+  // the per-layer charts list the new experiment's layers before its first step.
+  void anAppliedEditIsMarkedAndItsLayersShowAtOnce() {
+    MainWindow window(testing::tinyConfig(10), QStringLiteral("default"));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.applyPreset(QStringLiteral("induction")));
+    auto* label = window.findChild<QLabel*>(QStringLiteral("experimentLabel"));
+    QVERIFY(label);
+    QVERIFY2(label->toolTip().startsWith("Preset"), qPrintable(label->toolTip()));
+    ExperimentPanel& panel = window.experimentPanel();
+    panel.field("model.n_layers")->setText("3");
+    QVERIFY(panel.apply());
+    QCOMPARE(window.config().name, std::string("Induction heads (edited)"));
+    QVERIFY2(window.windowTitle().contains("(edited)"), qPrintable(window.windowTitle()));
+    QVERIFY2(!label->toolTip().contains("Preset") && label->toolTip().contains(QString("model.n_layers 2 \u2192 3")),
+             qPrintable(label->toolTip()));
+    auto* training = window.view<TrainingView>();
+    QVERIFY(training);
+    QCOMPARE(window.lossHistory().rowCount(), 0);
+    for (int chart : {3, 4}) QCOMPARE(training->charts()[chart]->seriesCount(), 3);  // gradient norm, entropy
+  }
+
+  // Once the experiment trains, the panel's time per step comes from the run's own speed (its
+  // steps/s times its FLOPs per step), not from the small model timed at start.
+  void theTimeEstimateLearnsFromTheRun() {
+    TrainingRate::shared()->set(0);  // no rate yet, and the start-up measurement dropped
+    MainWindow window(testing::tinyConfig(30), QStringLiteral("default"));
+    QVERIFY(window.experimentPanel().timeText().contains("unknown"));
+    window.startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(window.session().state(), TrainingSession::State::Finished, 60000);
+    QVERIFY(TrainingRate::shared()->known());
+    const double estimate = window.experimentPanel().secondsPerStep();
+    QVERIFY2(estimate > 0 && estimate < 1, qPrintable(QString::number(estimate)));  // a tiny model's step, measured
+    QVERIFY2(window.experimentPanel().timeText().contains("about"), qPrintable(window.experimentPanel().timeText()));
   }
 
   void theTabBarDoesNotMoveBetweenTabs() {

@@ -1,6 +1,9 @@
 // The spectra model and view, offscreen: known eigenvalues are the known points in the complex
 // plane, the null disk has the known radius, the controls move through snapshots and heads.
 #include <QChart>
+#include <QCheckBox>
+#include <QGraphicsScene>
+#include <QGraphicsView>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QSignalSpy>
@@ -8,8 +11,11 @@
 #include <QValueAxis>
 #include <QtTest>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
+#include "model/model.h"
+#include "spectrum_history.h"
 #include "spectrum_model.h"
 #include "spectrum_view.h"
 
@@ -173,6 +179,77 @@ class TestSpectrum : public QObject {
     model.select(0, SpectrumModel::kAllHeads);  // overlay: one eigenvalue series per head
     QVERIFY(seriesNamed(plane, "head 1") && seriesNamed(plane, "head 2"));
     QCOMPARE(view.singularChart()->series().size(), 2);
+  }
+
+  // AttentionLayer rotates only dot-product scores, so a linear layer of a RoPE model has no
+  // rotated pairs: the view must not offer a RoPE chart for it, and does for the softmax layer.
+  void aLayerWithoutRotationShowsNoRopePairs() {
+    ModelConfig config;
+    config.vocab = 10;
+    config.d_model = 16;
+    config.n_layers = 2;
+    config.n_heads = 2;
+    config.context = 16;
+    config.attention_only = true;
+    config.attention = {"linear", "softmax"};
+    config.positional = "rope";
+    const Model fresh(config, 3);
+    auto series = std::make_shared<SpectrumSeries>(spectrumNull(config, 4));
+    series->snapshots = {std::make_shared<const SpectrumSnapshot>(spectrumFrame(config, 0, fresh.params()))};
+    SpectrumModel model;
+    SpectrumView view(&model);
+    model.setSeries(series);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QWidget* ropeView = view.ropeChart()->scene()->views().constFirst();
+    model.select(0, SpectrumModel::kAllHeads);
+    QVERIFY(!model.usesRope());
+    QVERIFY(model.ropePhasePoints(0).isEmpty() && model.ropePhasePoints(1).isEmpty());
+    QVERIFY(!ropeView->isVisible());
+    model.select(1, SpectrumModel::kAllHeads);
+    QVERIFY(model.usesRope());
+    QCOMPARE(model.ropePhasePoints(0).size(), 4);  // d_head 8: 4 rotated pairs
+    QVERIFY(ropeView->isVisible());
+  }
+
+  // A trained spectrum 100 times the null radius hides the disk on linear axes: the plane turns
+  // to the log-radius scale by itself, where the null radius lands on the drawn disk's edge (1)
+  // and the trained eigenvalue at log2(1 + 100), in view together. The box switches back.
+  void theNullDiskStaysVisibleBesideATrainedSpectrum() {
+    auto series = twoSnapshots();
+    SpectrumSnapshot trained = *series->snapshots[1];
+    trained.heads[0].eigenvalues = {C(150, 0), C(0, 1.5), C(-1.5 * std::cos(1.0), 1.5 * std::sin(1.0))};
+    series->snapshots[1] = std::make_shared<const SpectrumSnapshot>(trained);
+    const QPointF onNull = logRadiusPoint(C(0, 1.5), 1.5);
+    QVERIFY(std::abs(onNull.x()) < 1e-12 && std::abs(onNull.y() - 1) < 1e-12);
+    QCOMPARE(logRadiusPoint(C(0, 0), 1.5), QPointF(0, 0));
+    SpectrumModel model;
+    SpectrumView view(&model);
+    view.resize(1100, 600);
+    model.setSeries(series);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(model.logRadius());
+    auto* log = view.findChild<QCheckBox*>(QStringLiteral("logRadius"));
+    QVERIFY(log && log->isChecked());
+    QChart* plane = view.planeChart();
+    auto* disk = qobject_cast<QLineSeries*>(seriesNamed(plane, "Ginibre null disk"));
+    QVERIFY(disk);
+    for (const QPointF& p : disk->points()) QVERIFY(std::abs(std::hypot(p.x(), p.y()) - 1) < 1e-9);
+    const QList<QPointF> drawn = pointsOf(seriesNamed(plane, "head 1"));
+    QCOMPARE(drawn.size(), 3);
+    QVERIFY(std::abs(drawn[0].x() - std::log2(101.0)) < 1e-9 && std::abs(drawn[0].y()) < 1e-12);
+    for (int i : {1, 2}) QVERIFY(std::abs(std::hypot(drawn[i].x(), drawn[i].y()) - 1) < 1e-9);  // on the disk's edge
+    QVERIFY(std::abs(std::atan2(drawn[2].y(), drawn[2].x()) - (std::numbers::pi - 1.0)) < 1e-9);  // the angle is kept
+    auto* x = static_cast<QValueAxis*>(plane->axes(Qt::Horizontal).constFirst());
+    auto* y = static_cast<QValueAxis*>(plane->axes(Qt::Vertical).constFirst());
+    QCOMPARE(std::min(x->max(), y->max()), std::log2(101.0) * 1.1);  // the disk is a seventh of it, not a 100th
+    QVERIFY(x->titleText().contains("log radius"));
+    QCOMPARE(model.spectralRadius(0), 150.0);  // the numbers' |lambda|max / null reads the eigenvalues, not the plot
+    log->setChecked(false);  // linear, as computed
+    QVERIFY(!model.logRadius());
+    QCOMPARE(pointsOf(seriesNamed(plane, "head 1")).first(), QPointF(150, 0));
+    QVERIFY(!x->titleText().contains("log"));
   }
 
   void playRunsToTheLastSnapshot() {
