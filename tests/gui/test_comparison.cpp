@@ -2,7 +2,8 @@
 // a choice made in any run and clamps where a head is missing; the metrics table has a row per
 // metric and a column per run, with cache figures decoded from a real model; and the window
 // trains two runs side by side on one probe, links their selection, trains one after another,
-// and saves and reopens as one file while a corrupt file is refused with a message.
+// and saves and reopens as one file while a corrupt file is refused with a message. New Comparison
+// adds a saved experiment folder, which opens with its weights.
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QImage>
@@ -24,6 +25,7 @@
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
 #include "comparison_window.h"
+#include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "launch_options.h"
 #include "main_window.h"
@@ -325,6 +327,54 @@ class ComparisonTest : public QObject {
     QCOMPARE(chosen[0].name, std::string("tiny softmax"));
     for (int i = 3; i < 6; ++i) list->item(i)->setCheckState(Qt::Checked);
     QVERIFY(!ok->isEnabled());  // five
+  }
+
+  // Add Saved Experiment...: a folder saved after 7 steps opens in its pane with those weights at
+  // step 7; a foreign folder and a corrupt one are refused with the reason, the list unchanged.
+  void newComparisonAddsASavedExperimentWithItsWeights() {
+    QTemporaryDir dir;
+    const QString saved = dir.filePath("saved-run");
+    ExperimentConfig config = tiny("sigmoid", 400);
+    config.name = "saved sigmoid";
+    Trainer trainer(config);
+    for (int i = 0; i < 7; ++i) trainer.trainStep();
+    QCOMPARE(QString::fromStdString(saveCheckpoint(saved.toStdString(), trainer)), QString());
+
+    NewComparisonDialog dialog(tiny("softmax", 10));
+    const int rows = dialog.list()->count();
+    QVERIFY2(dialog.addSavedExperiment(dir.path()).contains("config.json"), "a folder that is not a checkpoint");
+    QFile::resize(saved + "/model.safetensors", 40);  // a copy of the run, cut short
+    QVERIFY(QDir().mkpath(dir.filePath("cut")));
+    for (const QString& name : QDir(saved).entryList(QDir::Files)) QVERIFY(QFile::copy(saved + "/" + name, dir.filePath("cut/" + name)));
+    QVERIFY(!dialog.addSavedExperiment(dir.filePath("cut")).isEmpty());
+    QCOMPARE(dialog.list()->count(), rows);
+    QCOMPARE(dialog.chosen().size(), size_t(1));
+    QCOMPARE(QString::fromStdString(saveCheckpoint(saved.toStdString(), trainer)), QString());  // whole again
+
+    QCOMPARE(dialog.addSavedExperiment(saved), QString());
+    QCOMPARE(dialog.list()->count(), rows + 1);
+    QVERIFY2(dialog.list()->item(rows)->text().contains("step 7"), qPrintable(dialog.list()->item(rows)->text()));
+    QVERIFY(dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled());  // current + saved
+    const QStringList buttons = [&dialog] {
+      QStringList out;
+      for (QPushButton* b : dialog.findChildren<QPushButton*>()) out << b->text();
+      return out;
+    }();
+    QVERIFY2(buttons.contains(QStringLiteral("Add Saved Experiment\u2026")), qPrintable(buttons.join(", ")));
+
+    std::unique_ptr<ComparisonWindow> window(comparisonFromDialog(dialog));
+    QCOMPARE(window->paneCount(), 2);
+    QCOMPARE(window->pane(1)->config().name, std::string("saved sigmoid"));
+    QTRY_COMPARE_WITH_TIMEOUT(window->pane(1)->tracedStep(), 7, 20000);
+    QCOMPARE(window->pane(1)->session()->state(), State::Paused);
+    QVERIFY(!window->hasUnsavedSteps());  // its steps are the folder's
+    const Model& shown = *window->pane(1)->attention()->snapshot()->model->model;
+    const auto& want = trainer.model().params().all();
+    QCOMPARE(shown.params().all().size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      QCOMPARE(shown.params().all()[i]->name, want[i]->name);
+      QVERIFY2(shown.params().all()[i]->value == want[i]->value, want[i]->name.c_str());
+    }
   }
 
   void twoRunsSideBySideShareProbeAndSelection() {
