@@ -266,6 +266,11 @@ class TestKvCacheModel : public QObject {
     QVERIFY(!runToEnd(model, text));
     QVERIFY(model.message().contains("zebra"));
     QCOMPARE(failed.count(), 6);
+    // A pasted 5,000-character word is quoted back shortened, in the message and in the signal.
+    text.text = QStringLiteral("w1 ") + QString(5000, QLatin1Char('q'));
+    QVERIFY(!runToEnd(model, text));
+    QVERIFY2(model.message().size() < 200 && model.message().contains(QChar(0x2026)), qPrintable(model.message()));
+    QCOMPARE(failed.last().at(0).toString(), model.message());
   }
 
   // momentum decodes through the cache now (its cache holds the high-passed keys), under eviction too
