@@ -4,6 +4,7 @@
 // trains two runs side by side on one probe, links their selection, trains one after another,
 // and saves and reopens as one file while a corrupt file is refused with a message. New Comparison
 // adds a saved experiment folder, which opens with its weights.
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QImage>
@@ -12,6 +13,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -375,6 +377,37 @@ class ComparisonTest : public QObject {
       QCOMPARE(shown.params().all()[i]->name, want[i]->name);
       QVERIFY2(shown.params().all()[i]->value == want[i]->value, want[i]->name.c_str());
     }
+  }
+
+  // The README's list of view names and the guide's comparison section name every view the
+  // comparison's Show picker offers (made from the view table), in the README in the table's order.
+  void theDocsNameEveryViewTheComparisonOffers() {
+    ComparisonWindow window({tiny("softmax", 10), tiny("sigmoid", 10)});
+    QComboBox* picker = nullptr;
+    for (QComboBox* box : window.findChildren<QComboBox*>())
+      if (box->toolTip() == QStringLiteral("The view every run shows")) picker = box;
+    QVERIFY(picker);
+    QCOMPARE(picker->count(), int(viewKinds().size()));
+    QStringList ids;
+    for (int i = 0; i < picker->count(); ++i) ids << picker->itemData(i).toString();
+    auto read = [](const QString& file) {
+      QFile in(file);
+      return in.open(QIODevice::ReadOnly) ? QString::fromUtf8(in.readAll()) : QString();
+    };
+    const QString readme = read(QStringLiteral(ATTNLAB_SOURCE_DIR "/README.md"));
+    const qsizetype from = readme.indexOf(QStringLiteral("NAME is any view:"));
+    QVERIFY2(from >= 0, "README.md: no \"NAME is any view:\" list");
+    QStringList listed;
+    const QString list = readme.mid(from, readme.indexOf(QLatin1Char('('), from) - from);
+    for (const QRegularExpressionMatch& m : QRegularExpression(QStringLiteral("`([a-z0-9_]+)`")).globalMatch(list)) listed << m.captured(1);
+    QCOMPARE(listed, ids);
+    const QString guide = read(QStringLiteral(ATTNLAB_SOURCE_DIR "/resources/guide/guide.md"));
+    const qsizetype section = guide.indexOf(QStringLiteral("### Comparing experiments"));
+    QVERIFY2(section >= 0, "guide.md: no comparison section");
+    const QString comparing = guide.mid(section, guide.indexOf(QStringLiteral("\n#"), section + 1) - section).simplified();
+    for (int i = 0; i < picker->count(); ++i)
+      QVERIFY2(comparing.contains(picker->itemText(i)),
+               qPrintable(QStringLiteral("guide.md's comparison section does not name the view \"%1\"").arg(picker->itemText(i))));
   }
 
   void twoRunsSideBySideShareProbeAndSelection() {
