@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "background_job.h"
+#include "quoted_text.h"
 #include "kv/eviction_policy.h"
 
 namespace attnlab {
@@ -36,8 +37,8 @@ std::vector<SettingSpec> KvCacheModel::policySettings(const QString& policy) {
 }
 
 void KvCacheModel::fail(const QString& message) {
-  message_ = message;
-  emit failed(message);
+  message_ = shortenLongWords(message);  // a typed prompt's refused token is quoted back
+  emit failed(message_);
 }
 
 void KvCacheModel::run(const KvCacheRequest& request) {

@@ -13,6 +13,7 @@
 #include "attention_map_model.h"
 #include "grid_labels.h"
 #include "head_selection.h"
+#include "map_image.h"
 
 namespace attnlab {
 
@@ -99,7 +100,7 @@ void AttentionDifferenceView::paintEvent(QPaintEvent*) {
   for (int q = 0; q < n; ++q)
     for (int k = 0; k < n; ++k)
       image.setPixel(k, q, model_->isMasked(q, k) ? kMaskedFill.rgb() : AttentionDifferenceModel::colourFor(model_->difference(q, k), top).rgb());
-  painter.drawImage(g.grid, image);
+  drawCells(painter, g.grid, image);
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
 

@@ -5,7 +5,6 @@
 #include <QImage>
 #include <QMenu>
 #include <QMouseEvent>
-#include <QPaintEngine>
 #include <QPainter>
 #include <QTextStream>
 #include <QRegularExpression>
@@ -160,15 +159,7 @@ void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) cons
   const HeadMap map = shown();
   const int n = map.size();
   const double top = colourTop();
-  if (painter.paintEngine()->type() == QPaintEngine::SVG) {
-    // A vector file gets one rectangle per cell, so it scales without blurring.
-    for (int q = 0; q < n; ++q)
-      for (int k = 0; k < n; ++k)
-        painter.fillRect(QRect(g.grid.left() + k * g.cell, g.grid.top() + q * g.cell, g.cell, g.cell),
-                         map.isMasked(q, k) ? QColor(kMaskedColour) : rampColor(model_->rampPosition(map.weight(q, k), top)));
-  } else {
-    painter.drawImage(g.grid, mapImage(*model_, map.layer(), map.head(), top));
-  }
+  drawCells(painter, g.grid, mapImage(*model_, map.layer(), map.head(), top));  // a vector file gets a rectangle per cell
   // The image already paints masked cells grey; hatch each row's masked runs.
   QVector<QRect> masked;
   for (int q = 0; q < n; ++q) {

@@ -30,6 +30,7 @@
 #include "attention_map_model.h"
 #include "head_selection.h"
 #include "circuits_model.h"
+#include "quoted_text.h"
 #include "composition_graph.h"
 #include "patching_map.h"
 
@@ -205,8 +206,10 @@ void CircuitsTab::followTrace() {
 QString CircuitsTab::checkPair(std::vector<int>* clean, std::vector<int>* corrupt) const {
   if (!vocabulary_ || !attention_->snapshot() || !attention_->snapshot()->model) return tr("No model yet.");
   std::string why;
-  if (!vocabulary_->encode(clean_->text().toStdString(), *clean, why)) return tr("Clean: %1").arg(QString::fromStdString(why));
-  if (!vocabulary_->encode(corrupt_->text().toStdString(), *corrupt, why)) return tr("Corrupted: %1").arg(QString::fromStdString(why));
+  if (!vocabulary_->encode(clean_->text().toStdString(), *clean, why))
+    return tr("Clean: %1").arg(shortenLongWords(QString::fromStdString(why)));
+  if (!vocabulary_->encode(corrupt_->text().toStdString(), *corrupt, why))
+    return tr("Corrupted: %1").arg(shortenLongWords(QString::fromStdString(why)));
   if (clean->empty() || corrupt->empty()) return tr("Enter a clean and a corrupted prompt (try the swap helper).");
   if (clean->size() != corrupt->size())
     return tr("The prompts have %1 and %2 tokens: patching needs the same length.").arg(clean->size()).arg(corrupt->size());

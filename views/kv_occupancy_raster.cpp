@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kv_cache_model.h"
+#include "map_image.h"
 #include "palette.h"
 
 namespace attnlab {
@@ -141,7 +142,7 @@ void KvOccupancyRaster::paintEvent(QPaintEvent*) {
       const CellState s = h.cells[i];
       image.setPixel(step, p, (s == CellState::EvictedNow ? ruleColour(h.rule[i]) : stateColour(s)).rgb());
     }
-  painter.drawImage(L.cells, image);  // nearest-neighbour: every cell a sharp block
+  drawCells(painter, L.cells, image);  // nearest-neighbour: every cell a sharp block
   if (L.cell >= 6) {                  // thin white grid when cells are large enough to read
     painter.setPen(QPen(QColor(255, 255, 255, 160), 1));
     for (int i = 1; i < r.steps; ++i) {

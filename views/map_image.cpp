@@ -3,6 +3,8 @@
 #include "attention_map_model.h"
 #include "colormap.h"
 
+#include <QPaintEngine>
+#include <QPainter>
 #include <algorithm>
 #include <vector>
 
@@ -45,6 +47,18 @@ QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int sid
     for (int bx = 0; bx < pixels; ++bx) row[bx] = visible[bx] ? rampColor(model.rampPosition(peak[bx], top)).rgb() : kMaskedColour;
   }
   return image;
+}
+
+void drawCells(QPainter& painter, const QRectF& target, const QImage& cells) {
+  if (cells.isNull()) return;
+  if (painter.paintEngine()->type() != QPaintEngine::SVG) {
+    painter.drawImage(target, cells);
+    return;
+  }
+  const double w = target.width() / cells.width(), h = target.height() / cells.height();
+  for (int y = 0; y < cells.height(); ++y)
+    for (int x = 0; x < cells.width(); ++x)
+      painter.fillRect(QRectF(target.left() + x * w, target.top() + y * h, w, h), QColor(cells.pixel(x, y)));
 }
 
 }  // namespace attnlab

@@ -3,6 +3,9 @@
 // thumbnails scale it up unsmoothed, so every cell stays one colour).
 #include <QImage>
 
+class QPainter;
+class QRectF;
+
 namespace attnlab {
 
 class AttentionMapModel;
@@ -16,5 +19,9 @@ QImage mapImage(const AttentionMapModel& model, int layer, int head, double top 
 // pixel the largest weight of its block (so a sharp head stays visible), masked only where the
 // whole block is. A 1,024-token map becomes a thumbnail without colouring a million cells.
 QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int side);
+
+// Draws `cells` (one pixel per cell) stretched over `target`, unsmoothed. Into a vector file
+// (SVG) it draws one filled rectangle per pixel instead, so the drawing scales without blurring.
+void drawCells(QPainter& painter, const QRectF& target, const QImage& cells);
 
 }  // namespace attnlab

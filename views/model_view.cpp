@@ -5,6 +5,7 @@
 #include <QHelpEvent>
 #include <QMenu>
 #include <QMouseEvent>
+#include <QPaintEngine>
 #include <QPainter>
 #include <QTextStream>
 #include <QToolTip>
@@ -124,9 +125,12 @@ void ModelView::paintEvent(QPaintEvent*) {
     painter.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l + 1));
     for (int h = 0; h < model_->headCount(l); ++h) {
       const QRect r = thumbnailRect(l, h);
-      const QImage image = thumbnail(l, h, r.width());
+      QImage image = thumbnail(l, h, r.width());
+      if (image.isNull() && painter.paintEngine()->type() == QPaintEngine::SVG)
+        image = mapThumbnail(*model_, l, h, r.width());  // an export cannot wait for the worker
+
       if (image.isNull()) painter.fillRect(r, palette().window());  // being made
-      else painter.drawImage(r, image);  // unsmoothed: every cell (or block) stays one colour
+      else drawCells(painter, r, image);  // unsmoothed: every cell (or block) stays one colour
       if (model_->isSwitchedOff(l, h)) {  // switched off in the head table: its map stays, its output is gone
         painter.fillRect(r, QColor(255, 255, 255, 170));
         painter.setPen(palette().color(QPalette::Text));

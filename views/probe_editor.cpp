@@ -4,7 +4,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
 
 #include "attention_map_model.h"
 #include "token_strip.h"
@@ -44,20 +43,6 @@ ProbeEditor::ProbeEditor(const AttentionMapModel* model, QWidget* parent)
 }
 
 QString ProbeEditor::message() const { return message_->text(); }
-
-// A refused token is quoted back; a pasted paragraph without spaces must not fill the window.
-QString shortenLongWords(const QString& text) {
-  static const QRegularExpression longWord(QStringLiteral("\\S{%1,}").arg(ProbeEditor::kMaxQuotedChars + 1));
-  QString shortened = text;
-  QRegularExpressionMatch match;
-  for (qsizetype from = 0; (match = longWord.match(shortened, from)).hasMatch();) {
-    const QString word = match.captured();
-    const QString kept = word.left(ProbeEditor::kMaxQuotedChars - 12) + QChar(0x2026) + word.right(8);
-    shortened.replace(match.capturedStart(), word.size(), kept);
-    from = match.capturedStart() + kept.size();
-  }
-  return shortened;
-}
 
 void ProbeEditor::showMessage(const QString& text) {
   const QString shown = shortenLongWords(text);

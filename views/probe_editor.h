@@ -6,6 +6,8 @@
 #include <QWidget>
 #include <vector>
 
+#include "quoted_text.h"
+
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -16,8 +18,6 @@ class AttentionMapModel;
 class TokenStrip;
 struct TraceSnapshot;
 
-QString shortenLongWords(const QString& text);  // each word longer than ProbeEditor::kMaxQuotedChars elided
-
 class ProbeEditor : public QWidget {
   Q_OBJECT
  public:
@@ -25,8 +25,7 @@ class ProbeEditor : public QWidget {
 
   QLineEdit* field() const { return field_; }
   const TokenStrip* tokenStrip() const { return strip_; }
-  QString message() const;  // what the editor says; a word longer than kMaxQuotedChars is elided
-  static constexpr int kMaxQuotedChars = 40;
+  QString message() const;  // what the editor says; a word longer than kMaxQuotedChars is elided (shortenLongWords)
   // Tokenises `text` as if typed; returns the message shown ("" when it was sent).
   QString submit(const QString& text);
 

@@ -661,9 +661,22 @@ void openComparisonWithDialog(QWidget* parent) {
 void newComparisonWithDialog(const ExperimentConfig& current, QWidget* parent) {
   NewComparisonDialog dialog(current, parent);
   if (dialog.exec() != QDialog::Accepted) return;
-  auto* window = new ComparisonWindow(dialog.chosen(), nullptr, dialog.chosenFolders());
+  ComparisonWindow* window = comparisonFromDialog(dialog);
   window->setAttribute(Qt::WA_DeleteOnClose);
   window->show();
+}
+
+void ComparisonWindow::openTrainedRun(int index, std::unique_ptr<Trainer> trainer) {
+  savedSteps_[index] = trainer->stepsDone();
+  panes_[index]->session()->open(std::move(trainer));
+}
+
+ComparisonWindow* comparisonFromDialog(NewComparisonDialog& dialog) {
+  auto* window = new ComparisonWindow(dialog.chosen(), nullptr, dialog.chosenFolders());
+  std::vector<std::unique_ptr<Trainer>> trainers = dialog.takeChosenTrainers();
+  for (size_t i = 0; i < trainers.size(); ++i)
+    if (trainers[i]) window->openTrainedRun(static_cast<int>(i), std::move(trainers[i]));
+  return window;
 }
 
 ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
@@ -699,9 +712,7 @@ ComparisonWindow* ComparisonWindow::open(const QString& file, QString& error) {
   auto* window = new ComparisonWindow(configs, nullptr, modelFolders);
   for (size_t i = 0; i < trainers.size(); ++i) {
     window->originalThreads_[i] = document.runs[i].config.train.threads;
-    if (!trainers[i]) continue;
-    window->savedSteps_[i] = trainers[i]->stepsDone();
-    window->panes_[i]->session()->open(std::move(trainers[i]));
+    if (trainers[i]) window->openTrainedRun(static_cast<int>(i), std::move(trainers[i]));
   }
   window->applyDocument(document);
   window->setWindowTitle(tr("%1 \u2014 Attention Lab").arg(QFileInfo(file).fileName()));

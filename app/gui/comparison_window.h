@@ -71,6 +71,9 @@ class ComparisonWindow : public QMainWindow {
   // Run `index` follows a run folder written elsewhere (ComparisonPane::watch) instead of training
   // here; "" or the one-line reason (nothing changes then).
   QString watchRunFolder(int index, const QString& dir);
+  // Run `index` shows a saved run (its weights, history and step, paused there) instead of
+  // training its configuration from scratch; that step counts as saved.
+  void openTrainedRun(int index, std::unique_ptr<Trainer> trainer);
 
   void trainAll();
   void pauseAll();
@@ -156,8 +159,12 @@ class ComparisonWindow : public QMainWindow {
   } capture_;
 };
 
-// Compare > New comparison: asks which experiments (the current one, presets) and opens them.
+// Compare > New comparison: asks which experiments (the current one, presets, saved folders, model
+// folders) and opens them.
 void newComparisonWithDialog(const ExperimentConfig& current, QWidget* parent);
+class NewComparisonDialog;
+// The window for what an accepted dialog chose (not shown): saved runs open with their weights.
+ComparisonWindow* comparisonFromDialog(NewComparisonDialog& dialog);
 // Compare > Open comparison: asks for a file and opens it in a new window, or says why not.
 void openComparisonWithDialog(QWidget* parent);
 

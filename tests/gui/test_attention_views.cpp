@@ -12,10 +12,13 @@
 #include <QTextStream>
 #include <QtTest>
 
+#include "svg_cells.h"
 #include "tiny_experiment.h"
 #include <cmath>
 #include <limits>
 
+#include "attention_difference_model.h"
+#include "attention_difference_view.h"
 #include "attention_heatmap_view.h"
 #include "attention_map_model.h"
 #include "head_selection.h"
@@ -75,6 +78,56 @@ QString readAll(const QString& file) {
 class AttentionViewsTest : public QObject {
   Q_OBJECT
  private slots:
+  // SVG export of the difference view: a rectangle per cell with the cell's colour (no embedded
+  // bitmap), and the token labels as text.
+  void theSvgDifferenceDrawsCellsAsRectangles() {
+    AttentionMapModel a, b;
+    HeadSelection aSelection(&a), bSelection(&b);
+    a.setTrace(fourTokenTrace(1));
+    auto other = fourTokenTrace(1);
+    other->trace.layers[0].heads[0].weights(1, 0) = 0.9f;  // row 1: A - B = -0.4, +0.4
+    other->trace.layers[0].heads[0].weights(1, 1) = 0.1f;
+    b.setTrace(other);
+    AttentionDifferenceModel difference;
+    difference.setRuns(&aSelection, &bSelection);
+    AttentionDifferenceView view(&difference);
+    view.resize(500, 420);
+    QTemporaryDir dir;
+    const QString file = dir.filePath("difference.svg");
+    QCOMPARE(exportView(view, ExportFormat::Svg, file), QString());
+    const testing::SvgContents svg = testing::readSvg(file);
+    QCOMPARE(svg.error, QString());
+    QCOMPARE(svg.images, 0);
+    for (const char* label : {"a", "b", "c", "d"}) QVERIFY2(svg.texts.contains(label), qPrintable(svg.texts.join(" | ")));  // the token labels
+    const QRect cell = view.cellRect(1, 0);
+    QCOMPARE(int(svg.ofSize(cell.size()).size()), 16);
+    QCOMPARE(svg.fillAt(cell.topLeft(), cell.size()), AttentionDifferenceModel::colourFor(0.5f - 0.9f, difference.maxAbsDifference()));
+    const QRect masked = view.cellRect(0, 2);
+    QCOMPARE(svg.fillAt(masked.topLeft(), masked.size()), render(view).pixelColor(masked.center()));  // the masked grey on screen
+  }
+
+  // SVG export of the model view: every thumbnail's cells as rectangles in the heatmap's colours.
+  void theSvgModelViewDrawsCellsAsRectangles() {
+    AttentionMapModel model;
+    HeadSelection selection(&model);
+    ModelView view(ViewContext{.attention = &model, .selection = &selection});
+    view.resize(600, 500);
+    model.setTrace(fourTokenTrace(2));
+    QTemporaryDir dir;
+    const QString file = dir.filePath("model.svg");
+    QCOMPARE(exportView(view, ExportFormat::Svg, file), QString());
+    const testing::SvgContents svg = testing::readSvg(file);
+    QCOMPARE(svg.error, QString());
+    QCOMPARE(svg.images, 0);
+    QVERIFY2(svg.texts.contains("Head 2") && svg.texts.contains("Layer 2"), qPrintable(svg.texts.join(" | ")));
+    const QRectF thumb = view.thumbnailRect(1, 0);
+    const QSizeF cell(thumb.width() / 4, thumb.height() / 4);
+    QCOMPARE(int(svg.ofSize(cell).size()), 2 * 2 * 16);
+    const QImage colours = mapImage(model, 1, 0);
+    QCOMPARE(svg.fillAt(thumb.topLeft() + QPointF(0, 2 * cell.height()), cell), QColor(colours.pixel(0, 2)));  // query 2, key 0
+    QCOMPARE(svg.fillAt(thumb.topLeft() + QPointF(3 * cell.width(), 0), cell), QColor(kMaskedColour));        // query 0, key 3
+  }
+
   void rampPositionsLinearAndLog() {
     AttentionMapModel model;
     HeadSelection modelSelection(&model);

@@ -58,6 +58,21 @@ class TestCircuitsView : public QObject {
   Q_OBJECT
 
  private slots:
+  // A refused 5,000-character token is quoted back shortened, for the clean and the corrupted prompt.
+  void aRefusedLongTokenIsShortened() {
+    std::shared_ptr<const Model> model = testing::randomisedModel(testing::smallConfig("softmax", "rope", 6));
+    auto vocabulary = std::make_shared<const Vocabulary>(std::vector<std::string>{"a", "b", "c", "d", "e", "f"}, Vocabulary::Level::Word);
+    AttentionMapModel attention;
+    attention.setTrace(snapshotOf(model, vocabulary));
+    HeadSelection selection(&attention);
+    CircuitsTab tab(ViewContext{&attention, &selection});
+    const QString token(5000, QLatin1Char('q'));
+    const QString clean = tab.runPair("a b " + token, "a b c", "head_out");
+    QVERIFY2(clean.startsWith("Clean:") && clean.size() < 200 && clean.contains(QChar(0x2026)), qPrintable(clean.left(300)));
+    const QString corrupt = tab.runPair("a b c", "a " + token + " c", "head_out");
+    QVERIFY2(corrupt.startsWith("Corrupted:") && corrupt.size() < 200 && corrupt.contains(QChar(0x2026)), qPrintable(corrupt.left(300)));
+  }
+
   void patchesAndSelects() {
     std::shared_ptr<const Model> model = testing::randomisedModel(testing::smallConfig("softmax", "rope", 6));
     auto vocabulary = std::make_shared<const Vocabulary>(std::vector<std::string>{"a", "b", "c", "d", "e", "f"}, Vocabulary::Level::Word);

@@ -2,7 +2,8 @@
 // a choice made in any run and clamps where a head is missing; the metrics table has a row per
 // metric and a column per run, with cache figures decoded from a real model; and the window
 // trains two runs side by side on one probe, links their selection, trains one after another,
-// and saves and reopens as one file while a corrupt file is refused with a message.
+// and saves and reopens as one file while a corrupt file is refused with a message. New Comparison
+// adds a saved experiment folder, which opens with its weights.
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
@@ -12,6 +13,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
@@ -26,6 +28,7 @@
 #include "comparison_metrics_model.h"
 #include "comparison_pane.h"
 #include "comparison_window.h"
+#include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "launch_options.h"
 #include "main_window.h"
@@ -327,6 +330,85 @@ class ComparisonTest : public QObject {
     QCOMPARE(chosen[0].name, std::string("tiny softmax"));
     for (int i = 3; i < 6; ++i) list->item(i)->setCheckState(Qt::Checked);
     QVERIFY(!ok->isEnabled());  // five
+  }
+
+  // Add Saved Experiment...: a folder saved after 7 steps opens in its pane with those weights at
+  // step 7; a foreign folder and a corrupt one are refused with the reason, the list unchanged.
+  void newComparisonAddsASavedExperimentWithItsWeights() {
+    QTemporaryDir dir;
+    const QString saved = dir.filePath("saved-run");
+    ExperimentConfig config = tiny("sigmoid", 400);
+    config.name = "saved sigmoid";
+    Trainer trainer(config);
+    for (int i = 0; i < 7; ++i) trainer.trainStep();
+    QCOMPARE(QString::fromStdString(saveCheckpoint(saved.toStdString(), trainer)), QString());
+
+    NewComparisonDialog dialog(tiny("softmax", 10));
+    const int rows = dialog.list()->count();
+    QVERIFY2(dialog.addSavedExperiment(dir.path()).contains("config.json"), "a folder that is not a checkpoint");
+    QFile::resize(saved + "/model.safetensors", 40);  // a copy of the run, cut short
+    QVERIFY(QDir().mkpath(dir.filePath("cut")));
+    for (const QString& name : QDir(saved).entryList(QDir::Files)) QVERIFY(QFile::copy(saved + "/" + name, dir.filePath("cut/" + name)));
+    QVERIFY(!dialog.addSavedExperiment(dir.filePath("cut")).isEmpty());
+    QCOMPARE(dialog.list()->count(), rows);
+    QCOMPARE(dialog.chosen().size(), size_t(1));
+    QCOMPARE(QString::fromStdString(saveCheckpoint(saved.toStdString(), trainer)), QString());  // whole again
+
+    QCOMPARE(dialog.addSavedExperiment(saved), QString());
+    QCOMPARE(dialog.list()->count(), rows + 1);
+    QVERIFY2(dialog.list()->item(rows)->text().contains("step 7"), qPrintable(dialog.list()->item(rows)->text()));
+    QVERIFY(dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled());  // current + saved
+    const QStringList buttons = [&dialog] {
+      QStringList out;
+      for (QPushButton* b : dialog.findChildren<QPushButton*>()) out << b->text();
+      return out;
+    }();
+    QVERIFY2(buttons.contains(QStringLiteral("Add Saved Experiment\u2026")), qPrintable(buttons.join(", ")));
+
+    std::unique_ptr<ComparisonWindow> window(comparisonFromDialog(dialog));
+    QCOMPARE(window->paneCount(), 2);
+    QCOMPARE(window->pane(1)->config().name, std::string("saved sigmoid"));
+    QTRY_COMPARE_WITH_TIMEOUT(window->pane(1)->tracedStep(), 7, 20000);
+    QCOMPARE(window->pane(1)->session()->state(), State::Paused);
+    QVERIFY(!window->hasUnsavedSteps());  // its steps are the folder's
+    const Model& shown = *window->pane(1)->attention()->snapshot()->model->model;
+    const auto& want = trainer.model().params().all();
+    QCOMPARE(shown.params().all().size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      QCOMPARE(shown.params().all()[i]->name, want[i]->name);
+      QVERIFY2(shown.params().all()[i]->value == want[i]->value, want[i]->name.c_str());
+    }
+  }
+
+  // The README's list of view names and the guide's comparison section name every view the
+  // comparison's Show picker offers (made from the view table), in the README in the table's order.
+  void theDocsNameEveryViewTheComparisonOffers() {
+    ComparisonWindow window({tiny("softmax", 10), tiny("sigmoid", 10)});
+    QComboBox* picker = nullptr;
+    for (QComboBox* box : window.findChildren<QComboBox*>())
+      if (box->toolTip() == QStringLiteral("The view every run shows")) picker = box;
+    QVERIFY(picker);
+    QCOMPARE(picker->count(), int(viewKinds().size()));
+    QStringList ids;
+    for (int i = 0; i < picker->count(); ++i) ids << picker->itemData(i).toString();
+    auto read = [](const QString& file) {
+      QFile in(file);
+      return in.open(QIODevice::ReadOnly) ? QString::fromUtf8(in.readAll()) : QString();
+    };
+    const QString readme = read(QStringLiteral(ATTNLAB_SOURCE_DIR "/README.md"));
+    const qsizetype from = readme.indexOf(QStringLiteral("NAME is any view:"));
+    QVERIFY2(from >= 0, "README.md: no \"NAME is any view:\" list");
+    QStringList listed;
+    const QString list = readme.mid(from, readme.indexOf(QLatin1Char('('), from) - from);
+    for (const QRegularExpressionMatch& m : QRegularExpression(QStringLiteral("`([a-z0-9_]+)`")).globalMatch(list)) listed << m.captured(1);
+    QCOMPARE(listed, ids);
+    const QString guide = read(QStringLiteral(ATTNLAB_SOURCE_DIR "/resources/guide/guide.md"));
+    const qsizetype section = guide.indexOf(QStringLiteral("### Comparing experiments"));
+    QVERIFY2(section >= 0, "guide.md: no comparison section");
+    const QString comparing = guide.mid(section, guide.indexOf(QStringLiteral("\n#"), section + 1) - section).simplified();
+    for (int i = 0; i < picker->count(); ++i)
+      QVERIFY2(comparing.contains(picker->itemText(i)),
+               qPrintable(QStringLiteral("guide.md's comparison section does not name the view \"%1\"").arg(picker->itemText(i))));
   }
 
   void twoRunsSideBySideShareProbeAndSelection() {

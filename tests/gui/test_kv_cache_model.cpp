@@ -11,11 +11,13 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QtTest>
 
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "attention_map_model.h"
 #include "head_selection.h"
@@ -25,6 +27,7 @@
 #include "kv_occupancy_raster.h"
 #include "kv_policy_link.h"
 #include "study_report.h"
+#include "svg_cells.h"
 #include "model/workspace.h"
 
 using namespace attnlab;
@@ -266,6 +269,11 @@ class TestKvCacheModel : public QObject {
     QVERIFY(!runToEnd(model, text));
     QVERIFY(model.message().contains("zebra"));
     QCOMPARE(failed.count(), 6);
+    // A pasted 5,000-character word is quoted back shortened, in the message and in the signal.
+    text.text = QStringLiteral("w1 ") + QString(5000, QLatin1Char('q'));
+    QVERIFY(!runToEnd(model, text));
+    QVERIFY2(model.message().size() < 200 && model.message().contains(QChar(0x2026)), qPrintable(model.message()));
+    QCOMPARE(failed.last().at(0).toString(), model.message());
   }
 
   // momentum decodes through the cache now (its cache holds the high-passed keys), under eviction too
@@ -330,6 +338,38 @@ class TestKvCacheModel : public QObject {
     QCOMPARE(raster.describeCell(5, 3), QStringLiteral("live"));
     QCOMPARE(raster.describeCell(2, 9), QStringLiteral("not yet generated"));
     QCOMPARE(raster.describeCell(16, 0), QString());
+  }
+
+  // Drawn into SVG (as the KV view exports), the raster is a rectangle per cell, coloured by state.
+  void theSvgRasterDrawsCellsAsRectangles() {
+    KvCacheModel model;
+    const auto result = runToEnd(model, request({{"window", "4", "head"}}));
+    QVERIFY(result);
+    KvOccupancyRaster raster;
+    raster.resize(500, 500);
+    raster.show(result, 0, 0, 0);
+    QTemporaryDir dir;
+    const QString file = dir.filePath("raster.svg");
+    QVERIFY(testing::renderSvg(raster, file));
+    const testing::SvgContents svg = testing::readSvg(file);
+    QCOMPARE(svg.error, QString());
+    QCOMPARE(svg.images, 0);
+    QVERIFY2(svg.texts.contains(KvOccupancyRaster::stateName(CellState::Live)), qPrintable(svg.texts.join(" | ")));  // the legend
+    // The cells are the steps x steps rectangles of one size; the raster's corner is the first.
+    const int steps = result->record.steps;
+    std::map<std::pair<int, int>, int> bySize;  // in hundredths of a pixel
+    for (const testing::SvgRect& r : svg.rects) ++bySize[{std::lround(r.rect.width() * 100), std::lround(r.rect.height() * 100)}];
+    QSizeF cell;
+    for (const auto& [size, count] : bySize)
+      if (count == steps * steps) cell = QSizeF(size.first / 100.0, size.second / 100.0);
+    QVERIFY2(!cell.isEmpty(), "no steps x steps cells of one size");
+    QPointF corner(1e9, 1e9);
+    for (const testing::SvgRect& r : svg.ofSize(cell)) corner = QPointF(std::min(corner.x(), r.rect.left()), std::min(corner.y(), r.rect.top()));
+    auto at = [&](int step, int position) { return corner + QPointF(step * cell.width(), position * cell.height()); };
+    QCOMPARE(raster.describeCell(5, 3), QStringLiteral("live"));
+    QCOMPARE(svg.fillAt(at(5, 3), cell), KvOccupancyRaster::stateColour(CellState::Live));
+    QVERIFY(raster.describeCell(5, 0).startsWith("evicted earlier"));
+    QCOMPARE(svg.fillAt(at(5, 0), cell), KvOccupancyRaster::stateColour(CellState::EvictedEarlier));
   }
 
   void studyReportOpensTheRepositorysReport() {
