@@ -53,6 +53,10 @@ Rng validationDataRng(uint64_t seed) { return Rng(seed ^ kEvalStream); }
 
 Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
   build();
+  // The whole of training (weights, gradients, moments, activations) against what is available,
+  // before the model is allocated: a batch or context a thousand times too large is refused here.
+  MemoryEstimate need;
+  if (std::string why = estimateMemory(config_, *task_, need, ThisMachine::mustFit); !why.empty()) throw ConfigError(why);
   try {
     model_ = std::make_unique<Model>(config_.model, config_.train.seed);
   } catch (const std::exception& e) {
@@ -95,7 +99,6 @@ void Trainer::build() {
   if (config_.model.vocab != vocab)
     throw ConfigError("model.vocab is " + std::to_string(config_.model.vocab) + " but the task's vocabulary has " +
                       std::to_string(vocab) + " tokens");
-  if (std::string why = checkFitsInMemory(config_.model); !why.empty()) throw ConfigError(why);
   seqLen_ = trainingSequenceLength(config_, *task_);
   if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
     throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " +
