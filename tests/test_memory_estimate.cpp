@@ -178,6 +178,31 @@ class MemoryEstimateTest : public QObject {
     QCOMPARE(q(estimateMemory(config, shown)), why);
   }
 
+  // Around a model in memory already (an opened checkpoint, a fine-tune), the first step checks
+  // what it adds, the activations, before allocating them; a batch that fits trains.
+  void trainingOnAModelInMemoryChecksItsActivations() {
+    const ExperimentConfig config = preset("default");
+    const Trainer opened(config);
+    ExperimentConfig huge = config;
+    huge.train.batch = 100000000;
+    Trainer trainingOn(huge, copyModel(opened.model()), {});
+    QElapsedTimer clock;
+    clock.start();
+    QString why;
+    try {
+      trainingOn.trainStep();
+    } catch (const ConfigError& e) {
+      why = e.what();
+    }
+    QVERIFY2(clock.elapsed() < 300, qPrintable(QString::number(clock.elapsed()) + " ms"));
+    QVERIFY2(why.startsWith("training on needs about 695.2 TiB more for the activations at batch 100000000 x context 128"),
+             qPrintable(why));
+    QCOMPARE(trainingOn.stepsDone(), 0);
+
+    Trainer fits(config, copyModel(opened.model()), {});
+    QCOMPARE(fits.trainStep().step, 1);
+  }
+
   // MemAvailable from the kernel's text, in bytes; nothing when the line is absent (old kernels),
   // where the machine's physical memory is used instead.
   void theAvailableFigureIsReadFromMeminfo() {

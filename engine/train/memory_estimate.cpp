@@ -47,6 +47,14 @@ std::string trainingMemoryRefusal(const MemoryEstimate& e, uint64_t available) {
          " is available: make train.batch, model.context or the model smaller";
 }
 
+std::string activationMemoryRefusal(const MemoryEstimate& e, uint64_t available) {
+  if (double(e.activationBytes) <= double(available)) return {};
+  return "training on needs about " + memoryText(double(e.activationBytes)) + " more for the activations at batch " +
+         std::to_string(e.batch) + " x context " + std::to_string(e.sequenceLength) +
+         " (the weights, gradients and AdamW moments are in memory already); " + memoryText(double(available)) +
+         " is available: make train.batch or task.seq_len smaller";
+}
+
 std::string estimateInference(const ModelConfig& model, int tokens, bool holdsTrainingState, InferenceEstimate& out) {
   InferenceEstimate e;
   e.tokens = tokens;

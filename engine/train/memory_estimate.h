@@ -39,6 +39,10 @@ std::string estimateMemory(const ExperimentConfig& config, const Task& task, Mem
 // activations 411.1 GiB at batch 16 x context 65536); 21.4 GiB is available".
 std::string trainingMemoryRefusal(const MemoryEstimate& e, uint64_t available);
 
+// "" when `e`'s activations fit in `available` bytes, else the refusal for training on a model that
+// is in memory already (its weights, gradients and moments are allocated and not counted again).
+std::string activationMemoryRefusal(const MemoryEstimate& e, uint64_t available);
+
 // What reading a model needs: its float32 weights, the keys and values of `tokens` tokens cached
 // in every layer (decoding), and one forward's activations over them. An opened lab checkpoint is
 // an experiment that can train on, so it also holds gradients and AdamW's moments (heldStateBytes).

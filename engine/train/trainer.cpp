@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/available_memory.h"
 #include "positional/length_limit.h"
 #include "model/workspace.h"
 #include "train/circuit_lr.h"
@@ -57,6 +58,7 @@ Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
   // before the model is allocated: a batch or context a thousand times too large is refused here.
   MemoryEstimate need;
   if (std::string why = estimateMemory(config_, *task_, need, ThisMachine::mustFit); !why.empty()) throw ConfigError(why);
+  activationsChecked_ = true;
   try {
     model_ = std::make_unique<Model>(config_.model, config_.train.seed);
   } catch (const std::exception& e) {
@@ -117,7 +119,17 @@ double Trainer::learningRate(int step) const {
   return minLr + 0.5 * (t.lr - minLr) * (1.0 + std::cos(M_PI * progress));
 }
 
+// A model built elsewhere (an opened checkpoint, a fine-tune) holds its weights, gradients and
+// moments already; what its first step adds is the activations, checked before they are allocated.
+void Trainer::checkActivationsFit() {
+  MemoryEstimate need;
+  if (std::string why = estimateMemory(config_, *task_, need, ThisMachine::mayNotFit); !why.empty()) throw ConfigError(why);
+  if (std::string why = activationMemoryRefusal(need, availableMemoryBytes()); !why.empty()) throw ConfigError(why);
+  activationsChecked_ = true;
+}
+
 TrainPoint Trainer::trainStep() {
+  if (!activationsChecked_) checkActivationsFit();
   useThreads(config_.train.threads);
   const auto start = std::chrono::steady_clock::now();
   const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Train, dataRng_);
