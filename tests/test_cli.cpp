@@ -200,6 +200,10 @@ class TestCli : public QObject {
     QTest::newRow("invalid config") << QStringList{"train",           "--preset", "induction", "--set",
                                                    "model.n_heads=3", "--out",    out}
                                     << "must divide model.d_model";
+    // 100 million sequences of 128 tokens: about 700 TiB of activations, refused before the model is built.
+    QTest::newRow("too large for memory") << QStringList{"train", "--preset", "default", "--set", "train.batch=100000000",
+                                                         "--out", out}
+                                          << "at batch 100000000 x context 128); ";
     QTest::newRow("unreadable config") << QStringList{"train", "--config", tmp_.filePath("absent.json"), "--out", out}
                                        << "cannot read";
     QTest::newRow("out is a file") << QStringList{"train", "--preset", "induction", "--out", cliPath()}

@@ -19,9 +19,9 @@
 #include <cmath>
 #include <optional>
 #include <set>
-#include <unistd.h>
 
 #include "attention/attention.h"
+#include "core/available_memory.h"
 #include "data/task.h"
 #include "edited_experiment.h"
 #include "io/config_json.h"
@@ -57,12 +57,6 @@ QString durationText(double seconds) {
   const long long s = std::llround(seconds);
   if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
   return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0'));
-}
-
-double physicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long pageSize = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && pageSize > 0 ? double(pages) * double(pageSize) : 0.0;
 }
 
 // "a, b, c" as the engine spells its lists of names.
@@ -551,10 +545,10 @@ QString ExperimentPanel::readConfig(ExperimentConfig& out) {
   ExperimentConfig c;
   QString why = readEditors(c);
   MemoryEstimate estimate;
-  if (why.isEmpty()) why = q(estimateMemory(c, estimate));  // validate(), then the model's own sizes
+  // validate(), then the model's own sizes; whether they fit is asked below, so the figures show either way
+  if (why.isEmpty()) why = q(estimateMemory(c, estimate, ThisMachine::mayNotFit));
   markFields(why);
 
-  const double ram = physicalMemoryBytes();
   if (why.isEmpty()) {
     const QLocale english(QLocale::English);  // "1,234,567": grouped, whatever the system locale
     memory_->setText(tr("<b>Memory for training: %1</b><br>%2 parameters (weights and gradients %3)"
@@ -565,9 +559,7 @@ QString ExperimentPanel::readConfig(ExperimentConfig& out) {
                               bytesText(double(estimate.activationBytes)))
                          .arg(c.train.batch)
                          .arg(estimate.sequenceLength));
-    if (ram > 0 && double(estimate.totalBytes()) > ram)
-      why = tr("training would need %1, more than this computer's %2: make the model, batch or context smaller")
-                .arg(bytesText(double(estimate.totalBytes())), bytesText(ram));
+    why = q(trainingMemoryRefusal(estimate, availableMemoryBytes()));  // the refusal Trainer would give
   } else {
     memory_->setText(tr("<b>Memory for training:</b> (fix the settings first)"));
   }

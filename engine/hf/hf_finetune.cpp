@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/available_memory.h"
 #include "data/task.h"
 #include "hf/pretrained_copy.h"
 

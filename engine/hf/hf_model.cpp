@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
 #include "hf/architecture.h"
 #include "hf/tensor_file.h"
+#include "core/available_memory.h"
 #include "core/files.h"
 #include "core/folder_links.h"
 #include "core/json_limits.h"
@@ -144,16 +144,6 @@ uint64_t inferenceBytes(const ModelConfig& config, int tokens) {
 
 uint64_t trainingBytes(const ModelConfig& config, int batch, int seqLen) {
   return parameterCount(config) * sizeof(float) * 4 + activationBytes(config, batch, seqLen);
-}
-
-uint64_t availableMemoryBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024;
-  return 0;
 }
 
 std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, HfModelInfo& info,

@@ -47,8 +47,6 @@ uint64_t inferenceBytes(const ModelConfig& config, int tokens);
 uint64_t trainingBytes(const ModelConfig& config, int batch, int seqLen);
 // The tokens the estimate at opening assumes a probe has (the context, at most this many).
 constexpr int kEstimatedProbeTokens = 1024;
-// The kernel's estimate of memory available without swapping (/proc/meminfo), 0 when unknown.
-uint64_t availableMemoryBytes();
 
 // Opens `dir`. `progress(fraction)` is called as tensors load and cancels the load by returning
 // false. Returns "" or a one-line reason naming the file and what is wrong.

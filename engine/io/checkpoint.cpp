@@ -15,6 +15,7 @@
 #include "io/checkpoint_corpus.h"
 #include "io/checkpoint_tokenizer.h"
 #include "io/config_json.h"
+#include "core/available_memory.h"
 #include "core/files.h"
 #include "core/folder_links.h"
 #include "io/qk_history_file.h"
@@ -200,7 +201,12 @@ std::string loadAdjusted(const std::string& dir, LoadedCheckpoint& out, const st
   adjust(config);
   if (std::string why = validate(config); !why.empty()) return configPath + ": " + why;
   if (config.model.vocab <= 0) return configPath + ": model.vocab must be set in a saved checkpoint";
-  if (std::string why = checkFitsInMemory(config.model); !why.empty()) return configPath + ": " + why;
+  // Checked from config.json alone, before a tensor is read: a folder claiming a huge model is refused here.
+  InferenceEstimate need;
+  if (std::string why = estimateInference(config.model, config.model.context, true, need); !why.empty())
+    return configPath + ": cannot build the model (" + why + ")";
+  if (std::string why = inferenceMemoryRefusal("opening this checkpoint", need, availableMemoryBytes()); !why.empty())
+    return configPath + ": " + why;
 
   std::unique_ptr<Model> model;
   try {

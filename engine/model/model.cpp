@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "model/attention_layer.h"
@@ -310,10 +311,14 @@ std::vector<std::vector<double>> Model::headGainGradients() const {
 size_t Model::activationBytes(int B, int T) const { return attnlab::activationBytes(config_, B, T); }
 
 size_t activationBytes(const ModelConfig& c, int B, int T) {
-  const size_t tokens = static_cast<size_t>(B) * T;
-  const size_t perBlock = tokens * (c.d_model * 6 + c.n_heads * c.headDim() * 6 + (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3 : 2))) +
-                          static_cast<size_t>(B) * c.n_heads * T * T * 2;
-  return 4 * (perBlock * c.n_layers + tokens * (c.d_model * 2 + c.vocab * 2));
+  // Counted in double: a hostile batch or context (2^31 x 8192) would wrap size_t; the count is
+  // exact below 2^53 bytes and saturates above what any machine holds.
+  const double tokens = double(B) * T;
+  const double perBlock = tokens * (c.d_model * 6.0 + c.n_heads * double(c.headDim()) * 6 +
+                                    (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3.0 : 2.0))) +
+                          double(B) * c.n_heads * T * T * 2;  // scores and weights: every variant keeps both [B, H, T, T]
+  const double bytes = 4 * (perBlock * c.n_layers + tokens * (c.d_model * 2.0 + c.vocab * 2.0));
+  return bytes < 0x1p64 ? static_cast<size_t>(bytes) : std::numeric_limits<size_t>::max();
 }
 
 std::unique_ptr<const Model> Model::shapesOf(const ModelConfig& config) {

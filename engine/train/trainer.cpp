@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/available_memory.h"
 #include "positional/length_limit.h"
 #include "model/workspace.h"
 #include "train/circuit_lr.h"
@@ -53,6 +54,11 @@ Rng validationDataRng(uint64_t seed) { return Rng(seed ^ kEvalStream); }
 
 Trainer::Trainer(const ExperimentConfig& config) : config_(config) {
   build();
+  // The whole of training (weights, gradients, moments, activations) against what is available,
+  // before the model is allocated: a batch or context a thousand times too large is refused here.
+  MemoryEstimate need;
+  if (std::string why = estimateMemory(config_, *task_, need, ThisMachine::mustFit); !why.empty()) throw ConfigError(why);
+  activationsChecked_ = true;
   try {
     model_ = std::make_unique<Model>(config_.model, config_.train.seed);
   } catch (const std::exception& e) {
@@ -95,7 +101,6 @@ void Trainer::build() {
   if (config_.model.vocab != vocab)
     throw ConfigError("model.vocab is " + std::to_string(config_.model.vocab) + " but the task's vocabulary has " +
                       std::to_string(vocab) + " tokens");
-  if (std::string why = checkFitsInMemory(config_.model); !why.empty()) throw ConfigError(why);
   seqLen_ = trainingSequenceLength(config_, *task_);
   if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
     throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " +
@@ -114,7 +119,17 @@ double Trainer::learningRate(int step) const {
   return minLr + 0.5 * (t.lr - minLr) * (1.0 + std::cos(M_PI * progress));
 }
 
+// A model built elsewhere (an opened checkpoint, a fine-tune) holds its weights, gradients and
+// moments already; what its first step adds is the activations, checked before they are allocated.
+void Trainer::checkActivationsFit() {
+  MemoryEstimate need;
+  if (std::string why = estimateMemory(config_, *task_, need, ThisMachine::mayNotFit); !why.empty()) throw ConfigError(why);
+  if (std::string why = activationMemoryRefusal(need, availableMemoryBytes()); !why.empty()) throw ConfigError(why);
+  activationsChecked_ = true;
+}
+
 TrainPoint Trainer::trainStep() {
+  if (!activationsChecked_) checkActivationsFit();
   useThreads(config_.train.threads);
   const auto start = std::chrono::steady_clock::now();
   const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Train, dataRng_);

@@ -107,6 +107,7 @@ class Trainer {
 
  private:
   void build();
+  void checkActivationsFit();
 
   ExperimentConfig config_;
   std::unique_ptr<Task> task_;
@@ -119,6 +120,7 @@ class Trainer {
   std::vector<TrainPoint> history_;
   DiagnosticsProbe diagnose_;
   QkWeightHistory qkHistory_;
+  bool activationsChecked_ = false;  // around a model built elsewhere, the first step checks them
 };
 
 }  // namespace attnlab

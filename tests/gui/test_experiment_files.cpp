@@ -147,7 +147,8 @@ class ExperimentFilesTest : public QObject {
     const QString configBefore = QString::fromStdString(configToJson(window.config()));
     const auto logitsBefore = window.attentionMap().snapshot()->trace.logits;
 
-    // A truncated weights file, a config that is not JSON, a folder that is not a checkpoint, nothing at all.
+    // A truncated weights file, a config that is not JSON, one claiming more than memory holds, a
+    // folder that is not a checkpoint, nothing at all.
     QDir root(dir.path());
     QVERIFY(root.mkdir("truncated"));
     QVERIFY(QFile::copy(good + "/config.json", dir.filePath("truncated/config.json")));
@@ -164,6 +165,15 @@ class ExperimentFilesTest : public QObject {
       QVERIFY(config.open(QIODevice::WriteOnly));
       config.write("{\"model\": {\"d_model\": ");
     }
+    QVERIFY(root.mkdir("huge"));  // claims a vocabulary of two billion: terabytes to open
+    QVERIFY(QFile::copy(good + "/model.safetensors", dir.filePath("huge/model.safetensors")));
+    {
+      ExperimentConfig huge = window.config();
+      huge.model.vocab = 2'000'000'000;
+      QFile config(dir.filePath("huge/config.json"));
+      QVERIFY(config.open(QIODevice::WriteOnly));
+      config.write(configToJson(huge).c_str());
+    }
     QVERIFY(root.mkdir("foreign"));
     {
       QFile other(dir.filePath("foreign/notes.txt"));
@@ -176,6 +186,7 @@ class ExperimentFilesTest : public QObject {
       const char* reason;
     } cases[] = {{dir.filePath("truncated"), "model.safetensors"},
                  {dir.filePath("garbled"), "not valid JSON"},
+                 {dir.filePath("huge"), "opening this checkpoint needs about"},
                  {dir.filePath("foreign"), "not an attnlab checkpoint"},
                  {dir.filePath("absent"), "no such checkpoint folder"}};
     for (const auto& c : cases) {

@@ -275,6 +275,27 @@ class ExperimentPanelTest : public QObject {
     QVERIFY2(rate > 1e7 && rate < 1e12, qPrintable(QString::number(rate)));
   }
 
+  // A batch a thousand times too large for the memory available: refused with the engine's line (the
+  // one the Trainer would give), the figures still shown, and the applied experiment kept.
+  void aBatchTooLargeForMemoryIsRefusedWithTheFigures() {
+    ExperimentPanel panel;
+    const ExperimentConfig applied = preset("default");
+    panel.setAppliedConfig(applied);
+    ExperimentConfig huge = applied;
+    huge.train.batch = 100000000;
+    MemoryEstimate e;
+    const QString expected = QString::fromStdString(estimateMemory(huge, e));
+    QVERIFY2(expected.startsWith("this experiment needs about"), qPrintable(expected));
+    QSignalSpy applyRequested(&panel, &ExperimentPanel::applyRequested);
+    type(panel.field("train.batch"), "100000000");
+    QVERIFY(!panel.apply());
+    QCOMPARE(applyRequested.count(), 0);
+    QCOMPARE(panel.problem(), expected);
+    QVERIFY2(panel.memoryText().contains("batch 100000000"), qPrintable(panel.memoryText()));
+    QVERIFY(!panel.findChild<QWidget*>("apply")->isEnabled());
+    QCOMPARE(jsonWithoutVocab(panel.appliedConfig()), jsonWithoutVocab(applied));
+  }
+
   void everyPresetReadsBackUnchanged() {
     for (const std::string& name : presetNames()) {
       ExperimentPanel panel;
