@@ -131,7 +131,7 @@ class MemoryEstimateTest : public QObject {
     QCOMPARE(r.activationBytes, 4.0 * (L * (12 * (6 * d + 6 * H * (d / H) + 3 * ff) + H * 12 * 12 * 2) + 12 * (2 * d + 2 * V)));
     const double reading = r.totalBytes();
     QCOMPARE(q(inferenceMemoryRefusal("opening this checkpoint", r, uint64_t(reading))), QString());
-    QVERIFY(inferenceMemoryRefusal("opening this checkpoint", r, uint64_t(reading) - 1).find("at context 12); ") != std::string::npos);
+    QVERIFY(inferenceMemoryRefusal("opening this checkpoint", r, uint64_t(reading) - 1).find("at 12 tokens); ") != std::string::npos);
   }
 
   // A configuration needing a thousand times what is available, by its batch, its context or its

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <functional>
@@ -203,7 +204,7 @@ std::string loadAdjusted(const std::string& dir, LoadedCheckpoint& out, const st
   if (config.model.vocab <= 0) return configPath + ": model.vocab must be set in a saved checkpoint";
   // Checked from config.json alone, before a tensor is read: a folder claiming a huge model is refused here.
   InferenceEstimate need;
-  if (std::string why = estimateInference(config.model, config.model.context, true, need); !why.empty())
+  if (std::string why = estimateInference(config.model, std::min(config.model.context, kOpeningTokens), true, need); !why.empty())
     return configPath + ": cannot build the model (" + why + ")";
   if (std::string why = inferenceMemoryRefusal("opening this checkpoint", need, availableMemoryBytes()); !why.empty())
     return configPath + ": " + why;

@@ -87,7 +87,7 @@ std::string inferenceMemoryRefusal(const std::string& what, const InferenceEstim
   return what + " needs about " + memoryText(e.totalBytes()) + " (weights " + memoryText(e.weightBytes) +
          (e.heldStateBytes > 0 ? ", their gradients and AdamW moments " + memoryText(e.heldStateBytes) : std::string()) +
          ", KV cache " + memoryText(e.kvCacheBytes) + " and one forward's activations " + memoryText(e.activationBytes) +
-         " at context " + std::to_string(e.tokens) + "); " + memoryText(double(available)) + " is available";
+         " at " + std::to_string(e.tokens) + " tokens); " + memoryText(double(available)) + " is available";
 }
 
 }  // namespace attnlab

@@ -50,6 +50,10 @@ std::string trainingMemoryRefusal(const MemoryEstimate& e, uint64_t available);
 // is in memory already (its weights, gradients and moments are allocated and not counted again).
 std::string activationMemoryRefusal(const MemoryEstimate& e, uint64_t available);
 
+// The tokens an opened model's estimate assumes: its context, at most this many. Opening traces a
+// probe, it does not decode the whole context (a model made for 131,072 tokens opens on 22 GiB).
+constexpr int kOpeningTokens = 1024;
+
 // What reading a model needs: its float32 weights, the keys and values of `tokens` tokens cached
 // in every layer (decoding), and one forward's activations over them. An opened lab checkpoint is
 // an experiment that can train on, so it also holds gradients and AdamW's moments (heldStateBytes).

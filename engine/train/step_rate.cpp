@@ -3,15 +3,13 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "io/config_json.h"
 #include "train/memory_estimate.h"
 #include "train/trainer.h"
 
 namespace attnlab {
 
 ExperimentConfig stepRateExperiment(int threads) {
-  ExperimentConfig c;
-  if (std::string why = loadPreset("default", c); !why.empty()) throw std::runtime_error("step rate: " + why);
+  ExperimentConfig c;  // the engine's defaults: the toy language (presets live above this folder, in io/)
   c.model.d_model = 64;
   c.model.n_layers = 2;
   c.model.d_ff = 256;

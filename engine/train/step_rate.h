@@ -7,12 +7,12 @@
 
 namespace attnlab {
 
-// The experiment timed: the default preset made small (about a tenth of a second per step here).
+// The experiment timed: the engine's default experiment (the toy language) made small, about a
+// tenth of a second per step here.
 ExperimentConfig stepRateExperiment(int threads);
 
 // Times steps of stepRateExperiment(threads) after one untimed step (which allocates), for at
-// least `seconds` of steps, and returns FLOP per second. Throws std::runtime_error if the preset is
-// gone.
+// least `seconds` of steps, and returns FLOP per second.
 double measureTrainingFlopsPerSecond(int threads, double seconds = 0.3);
 
 }  // namespace attnlab

@@ -267,9 +267,9 @@ class ExportedPicturesTest : public QObject {
       }
   }
 
-  // The model view draws its thumbnails as bitmaps: the SVG embeds each at its place in the grid,
-  // one pixel per cell in the scale's colours.
-  void theModelViewSvgEmbedsEveryHeadsMap() {
+  // The model view's SVG draws every thumbnail cell as its own rectangle, in its place in the grid,
+  // in the scale's colour, and embeds no bitmap.
+  void theModelViewSvgFillsEveryHeadsCells() {
     AttentionMapModel model;
     HeadSelection selection(&model);
     model.setTrace(knownTrace());
@@ -279,19 +279,20 @@ class ExportedPicturesTest : public QObject {
     const QString file = dir.filePath(QStringLiteral("model.svg"));
     QCOMPARE(exportView(view, ExportFormat::Svg, file), QString());
     const SvgContent svg = readSvg(file);
+    QVERIFY2(svg.images.empty(), qPrintable(QStringLiteral("%1 embedded bitmaps").arg(svg.images.size())));
     for (int l = 0; l < 2; ++l)
       for (int h = 0; h < 2; ++h) {
         const QRectF place(view.thumbnailRect(l, h));
-        const auto found = std::find_if(svg.images.begin(), svg.images.end(), [&](const auto& i) { return i.area == place; });
-        QVERIFY2(found != svg.images.end(), qPrintable(QStringLiteral("no picture at layer %1 head %2's place").arg(l + 1).arg(h + 1)));
-        const QImage& image = found->image;
-        QVERIFY(!image.isNull());
+        const double cell = place.width() / kTokens;
         for (int q = 0; q < kTokens; ++q)
           for (int k = 0; k < kTokens; ++k) {
-            const QPoint at(int((k + 0.5) * image.width() / kTokens), int((q + 0.5) * image.height() / kTokens));
-            const QColor got = image.pixelColor(at);
+            const QPointF at(place.x() + (k + 0.5) * cell, place.y() + (q + 0.5) * cell);
+            const SvgContent::Rect* shape = rectAt(svg, at);
+            const QString where = QStringLiteral("SVG layer %1 head %2").arg(l + 1).arg(h + 1);
+            QVERIFY2(shape, qPrintable(where + QStringLiteral(": no rectangle under cell (%1, %2)").arg(q).arg(k)));
+            QVERIFY2(shape->area.width() <= cell + 1 && shape->area.height() <= cell + 1, qPrintable(where + ": not one cell"));
             const QColor want = expectedColour(model, *kHeads[l][h], q, k, 1.0);
-            QVERIFY2(near(got, want), describe(qPrintable(QStringLiteral("SVG layer %1 head %2").arg(l + 1).arg(h + 1)), q, k, got, want).constData());
+            QVERIFY2(near(shape->fill, want), describe(qPrintable(where), q, k, shape->fill, want).constData());
           }
       }
   }
