@@ -19,6 +19,16 @@
 namespace attnlab {
 
 namespace {
+// A discarded model's buffers (hundreds of megabytes for a large preset or an opened model) take
+// up to a second to free: the last owner is a pool thread, never the UI thread.
+template <typename T>
+void disposeOn(QThreadPool& pool, std::unique_ptr<T> doomed) {
+  if (!doomed) return;
+  pool.start([owner = std::shared_ptr<T>(std::move(doomed))]() mutable { owner.reset(); });
+}
+}  // namespace
+
+namespace {
 
 using Clock = std::chrono::steady_clock;
 // At most ~10 probe traces per second: enough for a live heatmap, cheap beside training.
@@ -119,7 +129,7 @@ QString TrainingSession::stateName(State state) {
 
 void TrainingSession::start(const ExperimentConfig& config) {
   discardRun();
-  trainer_.reset();
+  disposeOn(disposal_, std::move(trainer_));
   ++run_;
   emit cleared();
   launch(config);
@@ -128,6 +138,7 @@ void TrainingSession::start(const ExperimentConfig& config) {
 
 void TrainingSession::open(std::unique_ptr<Trainer> trainer) {
   discardRun();
+  disposeOn(disposal_, std::move(trainer_));
   trainer_ = std::move(trainer);
   ++run_;
   emit cleared();
@@ -144,7 +155,7 @@ void TrainingSession::open(std::unique_ptr<Trainer> trainer) {
 void TrainingSession::openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary,
                                 std::vector<int> probe, std::string name) {
   discardRun();
-  trainer_.reset();
+  disposeOn(disposal_, std::move(trainer_));
   openedModel_ = std::move(model);
   openedVocabulary_ = std::move(vocabulary);
   openedProbe_ = std::move(probe);
@@ -229,7 +240,7 @@ void TrainingSession::stop() {
 
 void TrainingSession::reset() {
   discardRun();
-  trainer_.reset();
+  disposeOn(disposal_, std::move(trainer_));
   ++run_;
   setState(State::Idle);
   emit cleared();
@@ -286,7 +297,7 @@ void TrainingSession::save(const QString& dir, SaveKind kind) {
 
 void TrainingSession::discardRun() {
   joinWorker();
-  openedModel_.reset();
+  disposeOn(disposal_, std::move(openedModel_));
   openedVocabulary_.reset();
   std::vector<SaveResult> saves;
   {

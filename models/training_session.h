@@ -15,6 +15,7 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
+#include <QThreadPool>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -194,6 +195,8 @@ class TrainingSession : public QObject {
   std::vector<SaveRequest> saveRequests_;     // guarded by mutex_
   bool workerDone_ = false;                   // guarded by mutex_: the worker takes no more requests
   Mailbox mailbox_;
+  // Frees discarded trainers and opened models off the UI thread; waits for them when the session goes.
+  QThreadPool disposal_;
 };
 
 }  // namespace attnlab
