@@ -130,8 +130,7 @@ void MetricChartView::appendRows(int first, int last) {
     }
   pendingEnd_ = last + 1;
   if (fresh) drawPending();
-  else if (!redraw_->isActive()) redraw_->start();
-  updateRanges();
+  else if (!redraw_->isActive()) redraw_->start();  // the axes follow with the drawing: laying them out is the costly part
 }
 
 void MetricChartView::drawPending() {
@@ -145,6 +144,7 @@ void MetricChartView::drawPending() {
     drawnRows_ = 0;
   }
   drawBuckets(pendingEnd_);
+  updateRanges();
 }
 
 void MetricChartView::drawBuckets(int end) {
