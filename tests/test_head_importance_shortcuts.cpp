@@ -28,6 +28,14 @@ std::vector<Batch> twoBatches(int vocab) {
   return batches;
 }
 
+// The same float operations in the same order, except that the linear variant's running state
+// may be summed in another order on another CPU's vector width (seen on an AMD EPYC: 1.6e-8
+// apart): equal to float rounding, far below any real difference a wrong start block makes.
+void expectSameLoss(double shortened, double full) {
+  QVERIFY2(std::abs(shortened - full) <= 1e-6 * std::abs(full),
+           qPrintable(QStringLiteral("shortened pass %1, full pass %2").arg(shortened, 0, 'g', 12).arg(full, 0, 'g', 12)));
+}
+
 }  // namespace
 
 class HeadImportanceShortcutsTest : public QObject {
@@ -55,7 +63,7 @@ class HeadImportanceShortcutsTest : public QObject {
       gains[l][1] = 0;
       model->setHeadGains(gains);
       const double full = evaluateOn(*model, batches, false).loss;
-      QCOMPARE(lossFrom(*model, batches, l, inputs), full);
+      expectSameLoss(lossFrom(*model, batches, l, inputs), full);
     }
   }
 
@@ -79,7 +87,7 @@ class HeadImportanceShortcutsTest : public QObject {
       std::vector<std::vector<float>> gains(c.n_layers, std::vector<float>(c.n_heads, 1.0f));
       gains[l][1] = 0;
       model->setHeadGains(gains);
-      QCOMPARE(lossFrom(*model, batches, l, inputs), evaluateOn(*model, batches, false).loss);
+      expectSameLoss(lossFrom(*model, batches, l, inputs), evaluateOn(*model, batches, false).loss);
     }
   }
 
