@@ -26,9 +26,6 @@ void disposeOn(QThreadPool& pool, std::unique_ptr<T> doomed) {
   if (!doomed) return;
   pool.start([owner = std::shared_ptr<T>(std::move(doomed))]() mutable { owner.reset(); });
 }
-}  // namespace
-
-namespace {
 
 using Clock = std::chrono::steady_clock;
 // At most ~10 probe traces per second: enough for a live heatmap, cheap beside training.
