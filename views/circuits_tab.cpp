@@ -33,6 +33,7 @@
 #include "quoted_text.h"
 #include "composition_graph.h"
 #include "patching_map.h"
+#include "unit_labels.h"
 
 namespace attnlab {
 namespace {
@@ -323,8 +324,8 @@ void CircuitsTab::showRetrieval() {
   retrieval_->setRowCount(layers);
   retrieval_->setColumnCount(heads);
   QStringList rows, columns;
-  for (int l = 0; l < layers; ++l) rows << tr("layer %1").arg(l);
-  for (int h = 0; h < heads; ++h) columns << tr("H%1").arg(h);
+  for (int l = 0; l < layers; ++l) rows << layerLabel(l);
+  for (int h = 0; h < heads; ++h) columns << headLabel(h);
   retrieval_->setVerticalHeaderLabels(rows);
   retrieval_->setHorizontalHeaderLabels(columns);
   for (int l = 0; l < layers; ++l)
@@ -333,7 +334,7 @@ void CircuitsTab::showRetrieval() {
       item->setBackground(probabilityColour(s.scores[l][h]));
       item->setForeground(Qt::black);
       const bool top = std::find(s.top.begin(), s.top.end(), std::make_pair(l, h)) != s.top.end();
-      item->setToolTip(tr("L%1H%2: retrieval score %3%4").arg(l).arg(h).arg(s.scores[l][h], 0, 'f', 3).arg(top ? tr(" (knocked out as a top head)") : QString()));
+      item->setToolTip(tr("%1: retrieval score %2%3").arg(headName(l, h)).arg(s.scores[l][h], 0, 'f', 3).arg(top ? tr(" (knocked out as a top head)") : QString()));
       retrieval_->setItem(l, h, item);
     }
   auto number = [](double v) { return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', 3); };
@@ -386,9 +387,11 @@ void CircuitsTab::showResults() {
     for (int t = 0; t < T; ++t) labels << token(t);
   else
     for (int h = 0; h < headCount; ++h)
-      for (int t = 0; t < (q.perPosition ? T : 1); ++t) labels << (q.perPosition ? QStringLiteral("H%1 %2").arg(h).arg(token(t)) : QStringLiteral("H%1").arg(h));
+      for (int t = 0; t < (q.perPosition ? T : 1); ++t) labels << (q.perPosition ? headLabel(h) + ' ' + token(t) : headLabel(h));
   progress_->setValue(progress_->maximum());
-  map_->setEffects(r->patching.rows, q.site == PatchSite::resid ? r->layers + 1 : r->layers, labels, q.perPosition ? T : 0);
+  QStringList rows;  // the stream sites add the stream after the last block
+  for (int l = 0; l < (q.site == PatchSite::resid ? r->layers + 1 : r->layers); ++l) rows << (q.site == PatchSite::resid ? streamLabel(l) : layerLabel(l));
+  map_->setEffects(r->patching.rows, rows, labels, q.perPosition ? T : 0);
   status_->setText(tr("Logit difference '%1' - '%2': clean %3, corrupted %4. %5 patches.")
                        .arg(QString::fromStdString(vocabulary_->token(r->patching.answer)),
                             QString::fromStdString(vocabulary_->token(r->patching.wrong)))
@@ -420,14 +423,14 @@ void CircuitsTab::showLens() {
   lens_->setColumnCount(T);
   QStringList columns, rows;
   for (int t = 0; t < T; ++t) columns << QString::fromStdString(vocabulary_->token(r.request.clean[t]));
-  for (int l = 0; l <= r.layers; ++l) rows << (l < r.layers ? tr("resid %1").arg(l) : tr("final"));
+  for (int l = 0; l <= r.layers; ++l) rows << (l < r.layers ? streamLabel(l) : tr("final"));
   lens_->setHorizontalHeaderLabels(columns);
   lens_->setVerticalHeaderLabels(rows);
   for (const LensCell& c : r.lens.cells) {
     auto* item = new QTableWidgetItem(QString::fromStdString(vocabulary_->token(c.top[0])));
     item->setBackground(probabilityColour(c.top_probs[0]));
     item->setForeground(Qt::black);
-    QString tip = tr("layer %1, position %2\n").arg(c.layer).arg(c.position);
+    QString tip = tr("%1, position %2\n").arg(c.layer < r.layers ? streamLabel(c.layer) : tr("final")).arg(c.position);
     for (size_t i = 0; i < c.top.size(); ++i)
       tip += tr("%1  %2\n").arg(QString::fromStdString(vocabulary_->token(c.top[i]))).arg(c.top_probs[i], 0, 'f', 3);
     tip += tr("answer '%1': rank %2, p %3").arg(QString::fromStdString(vocabulary_->token(c.token))).arg(c.rank).arg(c.prob, 0, 'f', 3);
@@ -447,13 +450,13 @@ void CircuitsTab::showDla() {
   QStringList names;
   for (const DlaTerm& t : terms) {
     *set << t.value;
-    names << QString::fromStdString(t.name);
+    names << dlaTermLabel(t);
   }
   auto* series = new QHorizontalBarSeries;
   series->append(set);
   connect(set, &QBarSet::hovered, this, [this, terms](bool on, int index) {
     if (on && index >= 0 && index < static_cast<int>(terms.size()))
-      QToolTip::showText(QCursor::pos(), QStringLiteral("%1: %2").arg(QString::fromStdString(terms[index].name)).arg(terms[index].value, 0, 'f', 3), dla_);
+      QToolTip::showText(QCursor::pos(), QStringLiteral("%1: %2").arg(dlaTermLabel(terms[index])).arg(terms[index].value, 0, 'f', 3), dla_);
   });
   auto* chart = new QChart;
   chart->addSeries(series);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "unit_labels.h"
+
 namespace attnlab {
 namespace {
 
@@ -122,13 +124,13 @@ const CompositionScore* CompositionGraph::edgeAt(QPointF p) const {
 }
 
 QString CompositionGraph::nodeText(int layer, int head) const {
-  QString text = tr("L%1H%2: OV copying score %3").arg(layer).arg(head).arg(composition_->copying[layer][head], 0, 'f', 3);
+  QString text = tr("%1: OV copying score %2").arg(headName(layer, head)).arg(composition_->copying[layer][head], 0, 'f', 3);
   std::vector<const CompositionScore*> inputs;
   for (const CompositionScore& s : composition_->pairs)
     if (s.to_layer == layer && s.to_head == head) inputs.push_back(&s);
   std::sort(inputs.begin(), inputs.end(), [this](auto* a, auto* b) { return scoreOf(*a, kind_) > scoreOf(*b, kind_); });
   for (size_t i = 0; i < std::min<size_t>(3, inputs.size()); ++i)
-    text += tr("\n%1-composition from L%2H%3: %4").arg(kindName(kind_)).arg(inputs[i]->from_layer).arg(inputs[i]->from_head)
+    text += tr("\n%1-composition from %2: %3").arg(kindName(kind_), headName(inputs[i]->from_layer, inputs[i]->from_head))
                 .arg(scoreOf(*inputs[i], kind_), 0, 'f', 3);
   return text;
 }
@@ -165,10 +167,10 @@ void CompositionGraph::paintEvent(QPaintEvent*) {
   painter.setPen(palette().text().color());
   const int headStep = std::max(1, static_cast<int>(std::ceil(14 / std::max(1.0, 3 * r))));
   for (int h = 0; h < heads_; h += headStep)
-    painter.drawText(QRectF(0, nodeCentre(0, h).y() - 8, kMargin - r - 2, 16), Qt::AlignRight | Qt::AlignVCenter, tr("H%1").arg(h));
+    painter.drawText(QRectF(0, nodeCentre(0, h).y() - 8, kMargin - r - 2, 16), Qt::AlignRight | Qt::AlignVCenter, headLabel(h));
   const int layerStep = std::max(1, static_cast<int>(std::ceil(40 / std::max(1.0, (width() - 2 * kMargin) / std::max(1, layers_ - 1)))));
   for (int l = 0; l < layers_; l += layerStep)
-    painter.drawText(QRectF(nodeCentre(l, 0).x() - 30, height() - kLabel - 16, 60, 16), Qt::AlignCenter, tr("layer %1").arg(l));
+    painter.drawText(QRectF(nodeCentre(l, 0).x() - 30, height() - kLabel - 16, 60, 16), Qt::AlignCenter, layerLabel(l));
   painter.drawText(QRectF(kMargin, height() - kLabel, width() - 2 * kMargin, kLabel), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("%1-composition >= %2: %3 of %4 pairs").arg(kindName(kind_)).arg(threshold_, 0, 'f', 3).arg(edges.size())
                        .arg(composition_->pairs.size()));
@@ -181,7 +183,7 @@ void CompositionGraph::mouseMoveEvent(QMouseEvent* event) {
     QToolTip::showText(event->globalPosition().toPoint(), nodeText(layer, head), this);
   } else if (const CompositionScore* s = edgeAt(event->position())) {
     QToolTip::showText(event->globalPosition().toPoint(),
-                       tr("L%1H%2 -> L%3H%4\nQ %5, K %6, V %7").arg(s->from_layer).arg(s->from_head).arg(s->to_layer).arg(s->to_head)
+                       tr("%1 -> %2\nQ %3, K %4, V %5").arg(headName(s->from_layer, s->from_head), headName(s->to_layer, s->to_head))
                            .arg(s->q, 0, 'f', 3).arg(s->k, 0, 'f', 3).arg(s->v, 0, 'f', 3),
                        this);
   } else {

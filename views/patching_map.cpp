@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "unit_labels.h"
+
 namespace attnlab {
 namespace {
 constexpr int kLeft = 64, kTop = 8, kBottom = 48;
@@ -23,23 +25,35 @@ PatchingMap::PatchingMap(QWidget* parent) : QWidget(parent) {
   setMinimumSize(320, 160);
 }
 
+QString PatchingMap::rowLabel(int row) const { return row < rowLabels_.size() ? rowLabels_[row] : layerLabel(row); }
+
 int PatchingMap::columnOf(const PatchEffect& e) const {
   if (e.head < 0) return e.position;
   return e.position < 0 ? e.head : e.head * positions_ + e.position;
 }
 
-void PatchingMap::setEffects(std::vector<PatchEffect> rows, int layers, QStringList columnLabels, int positions) {
+void PatchingMap::setEffects(std::vector<PatchEffect> rows, QStringList rowLabels, QStringList columnLabels, int positions) {
   rows_ = std::move(rows);
-  layers_ = 0;
+  rowLabels_ = std::move(rowLabels);
+  layers_ = static_cast<int>(rowLabels_.size());
   for (const PatchEffect& e : rows_) layers_ = std::max(layers_, e.layer + 1);
-  layers_ = std::max(layers_, layers);
   labels_ = std::move(columnLabels);
   positions_ = positions;
   columns_ = static_cast<int>(labels_.size());
   update();
 }
 
-QRectF PatchingMap::gridRect() const { return QRectF(kLeft, kTop, width() - kLeft - 8, height() - kTop - kBottom); }
+// Room for the widest row label ("after layer 12"), at least kLeft.
+int PatchingMap::leftBand() const {
+  int widest = 0;
+  for (int l = 0; l < layers_; ++l) widest = std::max(widest, fontMetrics().horizontalAdvance(rowLabel(l)));
+  return std::max(kLeft, widest + 8);
+}
+
+QRectF PatchingMap::gridRect() const {
+  const int left = leftBand();
+  return QRectF(left, kTop, width() - left - 8, height() - kTop - kBottom);
+}
 
 const PatchEffect* PatchingMap::cellAt(QPointF p) const {
   const QRectF g = gridRect();
@@ -64,7 +78,7 @@ void PatchingMap::paintEvent(QPaintEvent*) {
     painter.fillRect(QRectF(g.left() + columnOf(e) * cw, g.top() + e.layer * ch, cw, ch), effectColour(e.effect));
   painter.setPen(palette().text().color());
   for (int l = 0; l < layers_; ++l)
-    painter.drawText(QRectF(0, g.top() + l * ch, kLeft - 4, ch), Qt::AlignRight | Qt::AlignVCenter, tr("layer %1").arg(l));
+    painter.drawText(QRectF(0, g.top() + l * ch, g.left() - 4, ch), Qt::AlignRight | Qt::AlignVCenter, rowLabel(l));
   const int step = std::max(1, static_cast<int>(std::ceil(28 / cw)));  // keep labels apart
   for (int c = 0; c < columns_; c += step)
     painter.drawText(QRectF(g.left() + c * cw, g.bottom() + 2, cw * step, 16), Qt::AlignLeft, labels_[c]);
@@ -78,8 +92,8 @@ void PatchingMap::mouseMoveEvent(QMouseEvent* event) {
     QToolTip::hideText();
     return;
   }
-  QString text = tr("layer %1").arg(e->layer);
-  if (e->head >= 0) text += tr(", head %1").arg(e->head);
+  QString text = rowLabel(e->layer);
+  if (e->head >= 0) text += tr(", head %1").arg(e->head + 1);
   if (e->position >= 0) text += tr(", position %1").arg(e->position);
   QToolTip::showText(event->globalPosition().toPoint(), text + tr("\neffect %1").arg(e->effect, 0, 'f', 3), this);
 }

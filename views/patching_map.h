@@ -12,9 +12,10 @@ class PatchingMap : public QWidget {
   Q_OBJECT
  public:
   explicit PatchingMap(QWidget* parent = nullptr);
-  // `columnLabels` name the columns: the positions' tokens (stream sites), "H0".."H3" (per head)
-  // or "H0 tok" per head and position (head-major, `positions` per head).
-  void setEffects(std::vector<PatchEffect> rows, int layers, QStringList columnLabels, int positions);
+  // `rowLabels` name the rows (the layers, or the streams between them); `columnLabels` the
+  // columns: the positions' tokens (stream sites), "H1".."H4" (per head) or "H1 tok" per head and
+  // position (head-major, `positions` per head).
+  void setEffects(std::vector<PatchEffect> rows, QStringList rowLabels, QStringList columnLabels, int positions);
   bool hasData() const { return !rows_.empty(); }
   const std::vector<PatchEffect>& effects() const { return rows_; }
 
@@ -30,10 +31,12 @@ class PatchingMap : public QWidget {
   QRectF gridRect() const;
   const PatchEffect* cellAt(QPointF point) const;
   int columnOf(const PatchEffect& e) const;
+  QString rowLabel(int row) const;
+  int leftBand() const;
 
   std::vector<PatchEffect> rows_;
   int layers_ = 0, columns_ = 0, positions_ = 0;
-  QStringList labels_;
+  QStringList rowLabels_, labels_;
 };
 
 }  // namespace attnlab
