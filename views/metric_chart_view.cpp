@@ -133,6 +133,10 @@ void MetricChartView::appendRows(int first, int last) {
   else if (!redraw_->isActive()) redraw_->start();  // the axes follow with the drawing: laying them out is the costly part
 }
 
+void MetricChartView::flush() {
+  if (redraw_->isActive()) drawPending();
+}
+
 void MetricChartView::drawPending() {
   redraw_->stop();
   if (series_.empty() || pendingEnd_ > static_cast<int>(model_->points().size())) return;  // reset meanwhile

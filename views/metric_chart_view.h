@@ -46,6 +46,8 @@ class MetricChartView : public QChartView {
   // Said across the plot instead of an empty chart (e.g. a task that has nothing to measure); "" hides it.
   void setNote(const QString& note);
   QString note() const { return note_; }
+  // Draws what the 200 ms redraw would (before a screenshot or export).
+  void flush();
   const QValueAxis* stepAxis() const { return stepAxis_; }
   const QValueAxis* valueAxis() const { return valueAxis_; }
 

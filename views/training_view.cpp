@@ -103,6 +103,11 @@ TrainingView::TrainingView(const ViewContext& context, QWidget* parent) : QWidge
   }
 }
 
+void TrainingView::settle() {
+  for (MetricChartView* chart : charts_) chart->flush();
+  for (int d = 0; d < LayerDiagnosticsChart::DiagnosticCount; ++d) diagnostics_->chart(static_cast<LayerDiagnosticsChart::Diagnostic>(d))->flush();
+}
+
 bool TrainingView::hasExportData() const { return model_->rowCount() > 0; }
 
 void TrainingView::writeCsv(QTextStream& out) const {

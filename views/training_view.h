@@ -23,6 +23,8 @@ class TrainingView : public QWidget, public ExportableView {
 
   const std::vector<MetricChartView*>& charts() const { return charts_; }
   LayerDiagnosticsChart* layerDiagnostics() const { return diagnostics_; }
+  // Every chart shows the losses delivered so far (a screenshot right after a step).
+  void settle();
 
   QString exportName() const override { return QStringLiteral("training"); }
   QWidget* exportWidget() override { return this; }

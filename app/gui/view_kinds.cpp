@@ -20,7 +20,7 @@ const std::vector<ViewKind>& viewKinds() {
   static const std::vector<ViewKind> kinds = {
       {QStringLiteral("training"), QObject::tr("Training"), QObject::tr("&Training charts"),
        QObject::tr("Loss, accuracy, learning rate, gradient norms and attention entropy over the steps"), QStringLiteral("Training"), false,
-       viewFactory<TrainingView>()},
+       viewFactory<TrainingView>(&TrainingView::settle)},
       {QStringLiteral("attention"), QObject::tr("Attention"), QObject::tr("&Attention heatmap"), QObject::tr("The selected head's attention on the probe as a heatmap"),
        QStringLiteral("Attention (heatmap)"), true, viewFactory<AttentionHeatmapView>()},
       {QStringLiteral("model"), QObject::tr("Model"), QObject::tr("&Model view (all heads)"), QObject::tr("Every layer and head at once; click one to select it"),

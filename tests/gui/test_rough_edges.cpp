@@ -215,6 +215,12 @@ class RoughEdgesTest : public QObject {
     later.step = 500;
     history.append({later});
     QTRY_COMPARE(loss.stepAxis()->max(), 600.0);  // a 600-step run's axis ends at 600 (at the next redraw)
+    later.step = 501;
+    history.append({later});
+    const auto* line = qobject_cast<const QLineSeries*>(loss.chart()->series().first());
+    QCOMPARE(line->count(), 2);  // the third point waits for the redraw ...
+    loss.flush();
+    QCOMPARE(line->count(), 3);  // ... unless a screenshot asks for it now
   }
 
   // Qt Charts restrokes a line on every append: a long run must not draw every step (the monkey
