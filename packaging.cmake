@@ -8,6 +8,7 @@ if(NOT ATTNLAB_HEADLESS)
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/resources/guide/guide.md ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/guide/images DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Installing assumes the programs are built (ctest and cpack run after the build): it builds nothing.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)

@@ -15,6 +15,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTabBar>
+#include <QTextBlock>
 #include <QTextBrowser>
 
 #include "../cli_support.h"
@@ -33,6 +34,7 @@
 #include "main_window.h"
 #include "probe_editor.h"
 #include "training_session.h"
+#include "view_kind.h"
 #include "view_export.h"
 
 using namespace attnlab;
@@ -278,6 +280,19 @@ class AppSmokeTest : public QObject {
     for (const char* needle : {"Attention variants", "softmax", "sigmoid", "rope", "alibi", "retention", "Head lines", "Head table", "log"})
       QVERIFY2(text.contains(QLatin1String(needle)), needle);
     QVERIFY(text.size() > 5000);
+    // Every view's section shows a picture of it, embedded with the guide.
+    for (const ViewKind& kind : viewKinds()) {
+      QTextBlock block = browser->document()->begin();
+      while (block.isValid() && (block.blockFormat().headingLevel() == 0 || block.text() != kind.guideSection)) block = block.next();
+      QVERIFY2(block.isValid(), qPrintable(kind.guideSection));
+      QString picture;
+      for (block = block.next(); block.isValid() && block.blockFormat().headingLevel() == 0 && picture.isEmpty(); block = block.next())
+        for (auto it = block.begin(); !it.atEnd(); ++it)
+          if (it.fragment().charFormat().isImageFormat()) picture = it.fragment().charFormat().toImageFormat().name();
+      QVERIFY2(!picture.isEmpty(), qPrintable(kind.guideSection + QStringLiteral(": no picture")));
+      const QImage image = browser->document()->resource(QTextDocument::ImageResource, browser->source().resolved(QUrl(picture))).value<QImage>();
+      QVERIFY2(!image.isNull(), qPrintable(picture));
+    }
   }
 
   void pauseResumeAndReset() {
