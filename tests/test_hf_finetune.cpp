@@ -11,6 +11,7 @@
 #include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "tokenizer/tokenizer.h"
+#include "train/memory_estimate.h"
 
 using namespace attnlab;
 using namespace attnlab::testing;
@@ -69,8 +70,14 @@ class TestHfFinetune : public QObject {
     for (const auto& p : model->params().all()) QVERIFY2(p->grad.size() == 0, p->name.c_str());
     const uint64_t weights = model->params().totalElements() * sizeof(float);
     QCOMPARE(hf::parameterCount(info.config), static_cast<uint64_t>(model->params().totalElements()));
-    QCOMPARE(hf::inferenceBytes(info.config, 32), weights + activationBytes(info.config, 1, 32));
-    QCOMPARE(hf::trainingBytes(info.config, 4, 32), 4 * weights + activationBytes(info.config, 4, 32));
+    InferenceEstimate reading;
+    QCOMPARE(QString::fromStdString(estimateInference(info.config, 32, false, reading)), QString());
+    QCOMPARE(reading.weightBytes + reading.activationBytes, double(weights + activationBytes(info.config, 1, 32)));
+    QCOMPARE(reading.heldStateBytes, 0.0);
+    QVERIFY(reading.kvCacheBytes > 0);  // and the keys and values of the tokens read
+    MemoryEstimate training;
+    QCOMPARE(QString::fromStdString(estimateTraining(info.config, 4, 32, training)), QString());
+    QCOMPARE(training.totalBytes(), double(4 * weights + activationBytes(info.config, 4, 32)));
     QVERIFY(activationBytes(info.config, 4, 32) > activationBytes(info.config, 1, 32));
     QCOMPARE(activationBytes(info.config, 3, 9), model->activationBytes(3, 9));
   }

@@ -7,15 +7,18 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 
+#include "core/available_memory.h"
 #include "hf/hf_model.h"
 #include "hf/tensor_file.h"
 #include "io/checkpoint.h"
 #include "tiny_hf_folder.h"
 #include "tokenizer/tokenizer_files.h"
+#include "train/memory_estimate.h"
 
 using namespace attnlab;
 namespace fs = std::filesystem;
@@ -118,6 +121,11 @@ class TestHostileHfInputs : public QObject {
     expectContains(why, "the model needs about");
     expectContains(why, "of memory are free");
     QVERIFY(!model);
+    // The figure is the engine's one estimate of an opening (weights, KV cache, one forward) at its tokens.
+    InferenceEstimate need;
+    QCOMPARE(q(estimateInference(info.config, std::min(info.config.context, kOpeningTokens), false, need)), QString());
+    expectContains(why, q("the model needs about " + memoryText(need.totalBytes()) + " ("));
+    expectContains(why, "at 64 tokens");
 
     // Sizes whose product passes 2^64 (about 1e28 parameters) would wrap the estimate to a small number.
     write(folder / "config.json",

@@ -1,7 +1,8 @@
 // duo_attention (DuoAttention with an attention-share proxy for its retrieval score): a head whose
 // attention went to its sinks and recent window streams (keeps exactly those), a head that looked
 // elsewhere keeps everything; the choice is made once per sequence; the threshold's ends give the
-// full cache and StreamingLLM; a budget trims retrieval heads only.
+// full cache and StreamingLLM; a budget trims retrieval heads only; a budget below s + r still
+// classifies every head, and its streaming heads hold what StreamingLLM holds at that budget.
 #include <QtTest>
 
 #include <set>
@@ -14,12 +15,15 @@ using namespace attnlab;
 
 namespace {
 
-HeadCache withAccumulated(const std::vector<float>& received) {
+// Entries at `positions` (0, 1, ... when empty) that received `received` attention.
+HeadCache withAccumulated(const std::vector<float>& received, std::vector<int> positions = {}) {
+  if (positions.empty())
+    for (int i = 0; i < static_cast<int>(received.size()); ++i) positions.push_back(i);
   HeadCache c;
   c.dHead = 2;
-  for (int i = 0; i < static_cast<int>(received.size()); ++i) {
+  for (const int p : positions) {
     const float k[2] = {1.0f, 0.0f}, v[2] = {0.0f, 0.0f};
-    c.append(k, v, i, nullptr, nullptr);
+    c.append(k, v, p, nullptr, nullptr);
   }
   c.accumulated = received;
   return c;
@@ -38,11 +42,27 @@ ModelConfig model() {
   return c;
 }
 
-std::vector<std::set<int>> liveAfter(const Model& m, const std::string& policy, const Settings& settings, const std::string& budget = "") {
+// Why a step broke the budget contract (no head above a count budget B, bytes = live entries x an
+// entry's size), or "".
+QString brokenContract(const Decoder& decoder, const Budget& b, int t) {
+  for (const HeadOccupancy& h : decoder.record().heads) {
+    if (b.kind == Budget::Kind::count && static_cast<int>(h.live.size()) > b.entriesFor(t + 1))
+      return QString("step %1: a head holds %2 entries over budget %3").arg(t).arg(h.live.size()).arg(b.value);
+    if (h.bytes != h.live.size() * decoder.cache().bytesPerEntry(h.layer))
+      return QString("step %1: %2 bytes for %3 entries").arg(t).arg(h.bytes).arg(h.live.size());
+  }
+  return {};
+}
+
+std::vector<std::set<int>> liveAfter(const Model& m, const std::string& policy, const Settings& settings, const std::string& budget = "",
+                                     QString* broken = nullptr) {
   Budget b;
   if (!budget.empty()) parseBudget(budget, "head", b);
   Decoder decoder(m, makeEvictionPolicy(policy, settings, m.config()), policy, b);
-  for (int t = 0; t < 24; ++t) decoder.step((t * 7 + 3) % 9);
+  for (int t = 0; t < 24; ++t) {
+    decoder.step((t * 7 + 3) % 9);
+    if (broken && broken->isEmpty()) *broken = brokenContract(decoder, b, t);
+  }
   std::vector<std::set<int>> out;
   for (const HeadOccupancy& h : decoder.record().heads) out.emplace_back(h.live.begin(), h.live.end());
   return out;
@@ -90,6 +110,36 @@ class TestKvDuoAttention : public QObject {
     // a budget trims the retrieval heads to B
     for (const auto& live : liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 0}}, "10"))
       QCOMPARE(static_cast<int>(live.size()), 10);
+  }
+
+  // B = 4 below s + r = 6: the heads are still classified (at the first step past s + r positions),
+  // and streaming heads hold the sinks first, then the most recent: StreamingLLM's entries at B.
+  void budgetBelowSinksAndRecent() {
+    const auto m = testing::randomisedModel(model());
+    QString broken;
+    const auto streaming = liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 1}}, "4", &broken);
+    QVERIFY2(broken.isEmpty(), qPrintable(broken));
+    QCOMPARE(streaming, liveAfter(*m, "streaming_llm", {{"sinks", 2}}, "4"));
+    for (const auto& live : streaming) QCOMPARE(live, (std::set<int>{0, 1, 22, 23}));
+    for (const auto& live : liveAfter(*m, "duo_attention", {{"sinks", 2}, {"recent", 4}, {"threshold", 0.5}}, "4", &broken))
+      QCOMPARE(static_cast<int>(live.size()), 4);
+    QVERIFY2(broken.isEmpty(), qPrintable(broken));
+  }
+
+  // The classification counts the attention of entries the budget evicted before it: position 2,
+  // the one neither a sink nor recent at position 5 (s = 2, r = 3), left at step 4 under B = 3.
+  void evictedEntriesCountInTheClassification() {
+    auto policy = makeEvictionPolicy("duo_attention", {{"sinks", 2}, {"recent", 3}, {"threshold", 0.2}}, model());
+    const HeadCache looked = withAccumulated({0.1f, 0.1f, 5.0f, 0.1f, 0.1f}), local = withAccumulated({0.1f, 0.1f, 0.1f, 0.1f, 0.1f});
+    const auto before = chooseKept(*policy, {HeadView{looked, 0, 0, 4, 3, true}, HeadView{local, 0, 1, 4, 3, true}}, false, false);
+    // until classified every position is a sink or recent: both heads keep the sinks and the newest
+    QCOMPARE(kept(looked, before[0]), (std::set<int>{0, 1, 4}));
+    QCOMPARE(kept(local, before[1]), (std::set<int>{0, 1, 4}));
+    const std::vector<int> live = {0, 1, 4, 5};
+    const HeadCache retrieval = withAccumulated({0.2f, 0.1f, 3.0f, 2.0f}, live), streaming = withAccumulated({0.2f, 0.1f, 3.0f, 2.0f}, live);
+    const auto after = chooseKept(*policy, {HeadView{retrieval, 0, 0, 5, 3, true}, HeadView{streaming, 0, 1, 5, 3, true}}, false, false);
+    QCOMPARE(kept(retrieval, after[0]), (std::set<int>{0, 4, 5}));  // the most attention received
+    QCOMPARE(kept(streaming, after[1]), (std::set<int>{0, 1, 5}));  // its sinks, then the most recent
   }
 };
 

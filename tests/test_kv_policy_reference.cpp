@@ -45,6 +45,7 @@ struct ReferenceHead {
   std::vector<Entry> live;
   std::deque<std::map<int, double>> observed;  // SnapKV family: latest weights of every query so far, by position
   int retrieval = -1;                          // DuoAttention: -1 until classified, then 0 (streaming) or 1 (retrieval)
+  std::map<int, double> received;              // DuoAttention until classified: attention received, by position
 };
 
 // What a rule sees of one KV head at step t.
@@ -185,29 +186,35 @@ std::vector<Rule> rules() {
     a.pooled = true;
     r.push_back(a);
   }
-  // DuoAttention: a KV head is classified once, when it first holds more than s + r entries, as a
-  // retrieval head when at least `threshold` of the attention it received so far went to entries
-  // that are neither sinks nor recent. Retrieval heads keep everything (or the B with most
-  // attention); streaming heads keep the sinks and the r most recent.
-  for (const auto& [threshold, budget] : {std::pair{0.14, std::string()}, std::pair{0.14, std::string("8")}, std::pair{1.0, std::string()}})
+  // DuoAttention: a KV head is classified once, at the first step past s + r positions, as a
+  // retrieval head when at least `threshold` of the attention its positions received so far (evicted
+  // ones too) went to positions that are neither sinks nor recent. Until then it keeps its entries
+  // as a streaming head. Retrieval heads keep everything (or the B with most attention); streaming
+  // heads keep the sinks and the r most recent (at most B: sinks first). B = 4 < s + r evicts
+  // before the classification.
+  for (const auto& [threshold, budget] :
+       {std::pair{0.14, std::string()}, std::pair{0.14, std::string("8")}, std::pair{0.14, std::string("4")}, std::pair{1.0, std::string()}})
     r.push_back({"duo_attention", {{"sinks", 2.0}, {"recent", 4.0}, {"threshold", threshold}}, budget,
                  [threshold](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
-                   auto streamed = [&](const Entry& e) { return e.position < 2 || e.position > s.t - 4; };
-                   if (h.retrieval < 0 && h.live.size() > 2 + 4) {
-                     double outside = 0, total = 0;
-                     for (const Entry& e : h.live) {
-                       total += e.accumulated;
-                       if (!streamed(e)) outside += e.accumulated;
+                   auto streamed = [&](int position) { return position < 2 || position > s.t - 4; };
+                   if (h.retrieval < 0) {
+                     for (const Entry& e : h.live) h.received[e.position] = e.accumulated;
+                     if (s.t >= 2 + 4) {
+                       double outside = 0, total = 0;
+                       for (const auto& [position, received] : h.received) {
+                         total += received;
+                         if (!streamed(position)) outside += received;
+                       }
+                       h.retrieval = outside >= threshold * total;
                      }
-                     h.retrieval = outside >= threshold * total;
                    }
                    for (size_t i = 0; i < h.live.size(); ++i) {
-                     if (h.retrieval != 0) {
+                     if (h.retrieval == 1) {
                        score[i] = h.live[i].accumulated;
                        continue;
                      }
                      protect[i] = h.live[i].position < 2;
-                     score[i] = streamed(h.live[i]) ? h.live[i].position : -kInf;
+                     score[i] = streamed(h.live[i].position) ? h.live[i].position : -kInf;
                    }
                  }});
   // learned_gate: without a budget entries whose gate is below the threshold leave; with one the

@@ -6,6 +6,7 @@
 #include "core/available_memory.h"
 #include "data/task.h"
 #include "hf/pretrained_copy.h"
+#include "train/memory_estimate.h"
 
 namespace attnlab::hf {
 
@@ -15,9 +16,9 @@ constexpr int kBatch = 4;
 constexpr int kSequence = 128;
 constexpr double kLearningRate = 1e-4;
 
-std::string megabytes(uint64_t bytes) {
+std::string megabytes(double bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.0f MB", static_cast<double>(bytes) / 1e6);
+  std::snprintf(text, sizeof text, "%.0f MB", bytes / 1e6);
   return text;
 }
 
@@ -48,14 +49,15 @@ std::string makeFineTuner(std::unique_ptr<Model>& model, const ExperimentConfig&
   if (config.model != model->config())
     return "the experiment's model settings differ from the opened model's";
   const int seqLen = config.task.seq_len > 0 ? std::min(config.task.seq_len, config.model.context) : config.model.context;
+  MemoryEstimate need;
+  if (std::string why = estimateTraining(config.model, config.train.batch, seqLen, need); !why.empty()) return why;
   // The weights are in memory already; training adds the rest.
-  const uint64_t weights = parameterCount(config.model) * sizeof(float);
-  const uint64_t extra = trainingBytes(config.model, config.train.batch, seqLen) - weights;
+  const double extra = need.totalBytes() - double(need.parameters) * sizeof(float);
   const uint64_t free = availableMemoryBytes();
-  if (free && extra > free)
+  if (free && extra > double(free))
     return "fine-tuning needs about " + megabytes(extra) + " more (gradients and AdamW's two moments of " +
-           std::to_string(parameterCount(config.model)) + " parameters, activations of " + std::to_string(config.train.batch) +
-           " x " + std::to_string(seqLen) + " tokens) but only " + megabytes(free) +
+           std::to_string(need.parameters) + " parameters, activations of " + std::to_string(config.train.batch) +
+           " x " + std::to_string(seqLen) + " tokens) but only " + megabytes(double(free)) +
            " are free; use a smaller train.batch or task.seq_len";
   // What can be refused is checked before the model moves into a trainer, so that a refusal
   // leaves the model with the caller (the task reads the text once more inside the trainer).

@@ -12,18 +12,13 @@
 #include "core/files.h"
 #include "core/folder_links.h"
 #include "core/json_limits.h"
+#include "train/memory_estimate.h"
 
 namespace attnlab::hf {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string gigabytes(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  return text;
-}
 
 std::string shapeText(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -91,6 +86,20 @@ std::string scientific(double value) {
 // 2^50 parameters (4 PiB as float32): past any machine, and far below where the byte counts wrap.
 constexpr double kMostParameters = 1125899906842624.0;
 
+// "" when the opened model fits the free memory (or that is unknown), else the one-line refusal.
+// An opened model holds no gradients until it trains.
+std::string refuseBeyondMemory(const std::string& dir, const HfModelInfo& info) {
+  const int tokens = std::min(info.config.context, kOpeningTokens);
+  InferenceEstimate need;
+  if (std::string why = estimateInference(info.config, tokens, false, need); !why.empty())
+    return (fs::path(dir) / "config.json").string() + ": cannot build the model (" + why + ")";
+  const uint64_t free = availableMemoryBytes();
+  if (!free || need.totalBytes() <= double(free)) return {};
+  return dir + ": the model needs about " + memoryText(need.totalBytes()) + " (" + std::to_string(info.parameters) +
+         " parameters as float32, their KV cache and one forward's activations at " + std::to_string(tokens) + " tokens) but only " +
+         memoryText(double(free)) + " of memory are free";
+}
+
 }  // namespace
 
 bool isHfFolder(const std::string& dir) {
@@ -138,23 +147,10 @@ std::string readHfInfo(const std::string& dir, HfModelInfo& info) {
 
 uint64_t parameterCount(const ModelConfig& c) { return countParameters<uint64_t>(c); }
 
-uint64_t inferenceBytes(const ModelConfig& config, int tokens) {
-  return parameterCount(config) * sizeof(float) + activationBytes(config, 1, tokens);
-}
-
-uint64_t trainingBytes(const ModelConfig& config, int batch, int seqLen) {
-  return parameterCount(config) * sizeof(float) * 4 + activationBytes(config, batch, seqLen);
-}
-
 std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, HfModelInfo& info,
                         const std::function<bool(double)>& progress) {
   if (std::string why = readHfConfig(dir, info); !why.empty()) return why;
-  const int probe = std::min(info.config.context, kEstimatedProbeTokens);
-  const uint64_t need = inferenceBytes(info.config, probe), free = availableMemoryBytes();
-  if (free && need > free)
-    return dir + ": the model needs about " + gigabytes(need) + " (" + std::to_string(info.parameters) +
-           " parameters as float32, and a probe of " + std::to_string(probe) + " tokens) but only " + gigabytes(free) +
-           " of memory are free";
+  if (std::string why = refuseBeyondMemory(dir, info); !why.empty()) return why;
 
   std::vector<TensorEntry> entries;
   if (std::string why = readWeightHeaders(dir, entries, info.file_bytes); !why.empty()) return why;

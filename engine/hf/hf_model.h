@@ -2,7 +2,8 @@
 // Opening a Hugging Face model folder (config.json + model.safetensors, or shards listed by
 // model.safetensors.index.json) as the engine's Model, so every view, analysis and KV policy works
 // on it. Architectures: hf/architecture.h. Nothing is allocated for weights before the memory the
-// model needs has been compared with the machine's free memory.
+// model needs (estimateInference at kOpeningTokens, as for a lab checkpoint) has been compared with
+// the machine's free memory.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,15 +40,6 @@ std::string readHfInfo(const std::string& dir, HfModelInfo& info);
 
 // Parameters of a model built from `config`.
 uint64_t parameterCount(const ModelConfig& config);
-// Bytes a model built from `config` needs to read `tokens` tokens: its float32 weights and the
-// activations of one forward (an opened model holds no gradients until it trains).
-uint64_t inferenceBytes(const ModelConfig& config, int tokens);
-// Bytes to train it on batches [batch, seqLen]: weights, their gradients, AdamW's two moments,
-// and the activations of one forward and backward.
-uint64_t trainingBytes(const ModelConfig& config, int batch, int seqLen);
-// The tokens the estimate at opening assumes a probe has (the context, at most this many).
-constexpr int kEstimatedProbeTokens = 1024;
-
 // Opens `dir`. `progress(fraction)` is called as tensors load and cancels the load by returning
 // false. Returns "" or a one-line reason naming the file and what is wrong.
 std::string openHfModel(const std::string& dir, std::unique_ptr<Model>& model, HfModelInfo& info,

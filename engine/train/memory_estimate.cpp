@@ -30,11 +30,17 @@ std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, 
 std::string estimateMemory(const ExperimentConfig& config, const Task& task, MemoryEstimate& out, ThisMachine machine) {
   ModelConfig m = config.model;
   if (m.vocab == 0) m.vocab = task.vocabulary().size();
+  if (std::string why = estimateTraining(m, config.train.batch, trainingSequenceLength(config, task), out); !why.empty()) return why;
+  if (machine == ThisMachine::mustFit) return trainingMemoryRefusal(out, availableMemoryBytes());
+  return {};
+}
+
+std::string estimateTraining(const ModelConfig& model, int batch, int sequenceLength, MemoryEstimate& out) {
   MemoryEstimate e;
-  e.batch = config.train.batch;
-  e.sequenceLength = trainingSequenceLength(config, task);
+  e.batch = batch;
+  e.sequenceLength = sequenceLength;
   try {
-    const std::unique_ptr<const Model> shapes = Model::shapesOf(m);
+    const std::unique_ptr<const Model> shapes = Model::shapesOf(model);
     e.parameters = shapes->params().totalElements();
     e.activationBytes = shapes->activationBytes(e.batch, e.sequenceLength);
   } catch (const std::exception& ex) {
@@ -43,7 +49,6 @@ std::string estimateMemory(const ExperimentConfig& config, const Task& task, Mem
   e.parameterBytes = e.parameters * sizeof(float) * 2;
   e.optimizerBytes = e.parameters * sizeof(float) * 2;
   out = e;
-  if (machine == ThisMachine::mustFit) return trainingMemoryRefusal(e, availableMemoryBytes());
   return {};
 }
 

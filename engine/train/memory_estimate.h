@@ -34,6 +34,10 @@ std::string estimateMemory(const ExperimentConfig& config, MemoryEstimate& out, 
 // The same for a config whose task is built already (model.vocab may be 0: the task's is used).
 std::string estimateMemory(const ExperimentConfig& config, const Task& task, MemoryEstimate& out, ThisMachine machine);
 
+// What training `model` takes on batches [batch, sequenceLength], from its shapes (allocating
+// nothing): the parts estimateMemory adds up. Returns "" or why the configuration cannot be built.
+std::string estimateTraining(const ModelConfig& model, int batch, int sequenceLength, MemoryEstimate& out);
+
 // Training FLOPs per token of a model with `parameters` numbers on sequences of `sequenceLength`:
 // 6 per parameter (forward 2, backward 4) plus the attention products q.k and a.v, 2 x 2 x T x d
 // per layer forward, halved by causality, times 3 for the backward.
@@ -50,8 +54,9 @@ std::string trainingMemoryRefusal(const MemoryEstimate& e, uint64_t available);
 // is in memory already (its weights, gradients and moments are allocated and not counted again).
 std::string activationMemoryRefusal(const MemoryEstimate& e, uint64_t available);
 
-// The tokens an opened model's estimate assumes: its context, at most this many. Opening traces a
-// probe, it does not decode the whole context (a model made for 131,072 tokens opens on 22 GiB).
+// The tokens an opened model's estimate assumes (a lab checkpoint or a Hugging Face folder): its
+// context, at most this many. Opening traces a probe, it does not decode the whole context (a model
+// made for 131,072 tokens opens on 22 GiB).
 constexpr int kOpeningTokens = 1024;
 
 // What reading a model needs: its float32 weights, the keys and values of `tokens` tokens cached
