@@ -1,12 +1,18 @@
 // Incremental decoding through the KV cache equals the full forward pass when nothing is
-// evicted: every variant (momentum from its filtered keys), every positional encoding, projection sharing, grouped
-// heads and every gate. Window attention also after the cache evicted what its mask hides.
+// evicted: every registered variant that decodes (those filtering their keys, as momentum, also
+// from the filtered keys), every registered positional encoding, projection sharing, grouped heads
+// and every gate. Window attention also after the cache evicted what its mask hides. Every
+// registered eviction policy keeps within its budget, and those whose budget alone decides keep it exactly.
 #include <QtTest>
 
 #include "model_support.h"
 
 #include <cmath>
 
+#include <algorithm>
+#include <set>
+
+#include "attention/attention.h"
 #include "core/random.h"
 #include "kv/decoder.h"
 #include "model/model.h"
@@ -26,7 +32,14 @@ Mat fullLogits(const Model& model, const std::vector<int>& tokens) {
   return workspaceLogits(*ws);
 }
 
-std::unique_ptr<Decoder> decoderOf(const Model& model, const std::string& policy = "full", const std::string& budget = "") {
+// The registry's dense reference (it keeps everything): what decoding must equal the forward pass with.
+std::string denseReferencePolicy() {
+  for (const auto& e : EvictionPolicyRegistry::instance().entries())
+    if (e.make()->isDenseReference()) return e.name;
+  return {};
+}
+
+std::unique_ptr<Decoder> decoderOf(const Model& model, const std::string& policy = denseReferencePolicy(), const std::string& budget = "") {
   Budget b;
   if (!budget.empty()) parseBudget(budget, "head", b);
   return std::make_unique<Decoder>(model, makeEvictionPolicy(policy, {}, model.config()), policy, b);
@@ -44,6 +57,101 @@ double decodeError(const Model& model, Decoder& decoder, const std::vector<int>&
   return worst / std::max(1.0f, full.cwiseAbs().maxCoeff());
 }
 
+QStringList registeredNames(const auto& registry) {
+  QStringList names;
+  for (const auto& e : registry.entries()) names << QString::fromStdString(e.name);
+  return names;
+}
+
+// The variants the decoder can step one token at a time, asked as the decoder asks: a recurrent
+// state, or decodeRow on an empty row (multi-token attention has neither).
+QStringList decodingVariants() {
+  const ModelConfig c = smallConfig("softmax", "none");
+  const int dHead = c.d_model / c.n_heads;
+  const std::vector<float> zeros(dHead, 0.0f);
+  std::vector<float> o(dHead);
+  DecodeRowInputs emptyRow;
+  emptyRow.q = zeros.data();
+  emptyRow.dHead = dHead;
+  QStringList names;
+  for (const auto& e : AttentionRegistry::instance().entries()) {
+    const auto variant = e.make();
+    ParamStore params;
+    variant->configure(c, "probe.", params);  // creates what decodeRow reads
+    if (variant->cachesKeysAndValues() ? variant->decodeRow(emptyRow, o.data(), nullptr) : variant->recurrentState(0, dHead) != nullptr)
+      names << QString::fromStdString(e.name);
+  }
+  return names;
+}
+
+// Variants that score transformed queries and keys while decoding (momentum's high-pass), so
+// their cache holds filtered keys.
+bool filtersKeys(const QString& variant) {
+  std::vector<float> q, k;
+  return AttentionRegistry::instance().create(variant.toStdString())->filterDecodeInputs(q, k, {}, {});
+}
+
+bool declaresSetting(const QString& variant, const std::string& key) {
+  const auto specs = AttentionRegistry::instance().create(variant.toStdString())->settingSpecs();
+  return std::any_of(specs.begin(), specs.end(), [&](const SettingSpec& s) { return s.key == key; });
+}
+
+// The model the budget checks decode with: grouped heads, so that a layer has several KV heads.
+ModelConfig budgetModel() {
+  ModelConfig c = smallConfig("softmax", "rope", 9, 32);
+  c.n_kv_heads = 2;
+  return c;
+}
+// The same with a retention gate, so that policies reading it (learned_gate) take part in the bound check.
+ModelConfig gatedBudgetModel() {
+  ModelConfig c = budgetModel();
+  c.retention_gate = true;
+  return c;
+}
+
+// The policy configured for `c`, or null when it refuses the model (e.g. it reads a gate the model lacks).
+std::unique_ptr<EvictionPolicy> configuredPolicy(const std::string& name, const ModelConfig& c) {
+  auto policy = EvictionPolicyRegistry::instance().create(name);
+  return policy->configure({}, c).empty() ? std::move(policy) : nullptr;
+}
+
+// Whether the policy gives every layer the uniform per-head budget (PyramidKV does not).
+bool uniformAcrossLayers(const EvictionPolicy& policy, int layers) {
+  for (int uniform = 1; uniform <= 32; ++uniform)
+    for (int l = 0; l < layers; ++l)
+      if (policy.layerBudget(uniform, l, layers) != uniform) return false;
+  return true;
+}
+
+struct RatioRow {
+  QString policy, ratio, scope;
+};
+// Exact ratio budgets: the policies whose budget alone decides what stays (not the dense reference,
+// not those deciding without one), spread evenly over the layers; per head only where heads do not pool.
+std::vector<RatioRow> exactRatioRows() {
+  const ModelConfig c = budgetModel();
+  std::vector<RatioRow> rows;
+  for (const auto& e : EvictionPolicyRegistry::instance().entries()) {
+    const auto policy = configuredPolicy(e.name, c);
+    if (!policy || policy->isDenseReference() || !policy->needsBudget() || !uniformAcrossLayers(*policy, c.n_layers)) continue;
+    const QString name = QString::fromStdString(e.name);
+    if (!policy->poolsHeads())
+      for (const char* ratio : {"25%", "60%"}) rows.push_back({name, ratio, "head"});
+    for (const char* ratio : {"30%", "50%"}) rows.push_back({name, ratio, "layer"});
+  }
+  return rows;
+}
+
+// Every policy that takes a budget (all but the dense reference) and accepts the gated model.
+QStringList budgetedPolicies() {
+  QStringList names;
+  for (const auto& e : EvictionPolicyRegistry::instance().entries()) {
+    const auto policy = configuredPolicy(e.name, gatedBudgetModel());
+    if (policy && !policy->isDenseReference()) names << QString::fromStdString(e.name);
+  }
+  return names;
+}
+
 }  // namespace
 
 class TestKvDecode : public QObject {
@@ -54,20 +162,24 @@ class TestKvDecode : public QObject {
     QTest::addColumn<QString>("attention");
     QTest::addColumn<QString>("positional");
     QTest::addColumn<QString>("option");
-    const QStringList variants = {"softmax", "sigmoid", "window", "oattention", "linear", "qk_norm", "softmax_sink", "l1_score",
-                                  "static_map", "no_mixing", "deltanet", "gated_deltanet", "momentum"};
-    const QStringList encodings = {"none", "sinusoidal", "learned", "rope", "alibi", "alibi_log", "accumulated_rotation"};
+    const QStringList variants = decodingVariants();
+    const QStringList encodings = registeredNames(PositionalRegistry::instance());
+    QVERIFY(!variants.isEmpty() && !encodings.isEmpty());
     for (const auto& v : variants)
       for (const auto& p : encodings) QTest::newRow(qPrintable(v + "/" + p)) << v << p << QString();
     // the parts around the variant
-    for (const auto& v : {QString("softmax"), QString("sigmoid"), QString("linear"), QString("oattention"), QString("deltanet")})
+    for (const auto& v : variants) {
       for (const auto& opt : {"retention", "gqa", "mqa", "q_k=v", "q=k_v", "q=k=v", "value_gate", "output_gate", "bf16",
-                              "random_rotation", "rotate_values", "learned_sigmoid_bias"})
+                              "random_rotation", "rotate_values"})
         QTest::newRow(qPrintable(v + "/rope+" + opt)) << v << QString("rope") << QString(opt);
+      if (declaresSetting(v, "sigmoid_bias_learned")) QTest::newRow(qPrintable(v + "/rope+learned_sigmoid_bias")) << v << QString("rope") << QString("learned_sigmoid_bias");
+    }
     QTest::newRow("window/alibi+retention+gqa") << QString("window") << QString("alibi") << QString("retention,gqa");
-    // momentum's cache holds filtered keys: never the values, even where the projections are shared
-    for (const char* opt : {"q_k=v", "q=k=v", "gqa", "retention", "gamma", "value_gate"})
-      QTest::newRow(qPrintable(QString("momentum/alibi+") + opt)) << QString("momentum") << QString("alibi") << QString(opt);
+    // a cache of filtered keys: never the values, even where the projections are shared
+    for (const auto& v : variants)
+      if (filtersKeys(v))
+        for (const char* opt : {"q_k=v", "q=k=v", "gqa", "retention", "gamma", "value_gate"})
+          QTest::newRow(qPrintable(v + "/alibi+" + opt)) << v << QString("alibi") << QString(opt);
   }
   void decodeEqualsForward() {
     QFETCH(QString, attention);
@@ -91,7 +203,6 @@ class TestKvDecode : public QObject {
       if (opt == "gamma") c.attention_settings["momentum_gamma"] = -0.7, c.attention_settings["temperature"] = 1.6;
     }
     if (attention == "linear" && c.score_precision != "fp32") QSKIP("linear attention's state does not emulate rounding of m_ij");
-    if (attention == "deltanet" && option == "learned_sigmoid_bias") QSKIP("a sigmoid setting: nothing new for DeltaNet");
     const auto model = randomisedModel(c);
     const auto decoder = decoderOf(*model);
     const double error = decodeError(*model, *decoder, kTokens);
@@ -138,17 +249,16 @@ class TestKvDecode : public QObject {
     QTest::addColumn<QString>("policy");
     QTest::addColumn<QString>("ratio");
     QTest::addColumn<QString>("scope");
-    for (const char* policy : {"window", "h2o", "snapkv", "tova", "streaming_llm", "k_norm", "keydiff", "random"})
-      for (const char* ratio : {"25%", "60%"}) QTest::newRow(qPrintable(QString("%1 %2").arg(policy, ratio))) << policy << ratio << "head";
-    QTest::newRow("h2o 30% per layer") << "h2o" << "30%" << "layer";
-    QTest::newRow("snapkv 50% per layer") << "snapkv" << "50%" << "layer";
+    const auto rows = exactRatioRows();
+    QVERIFY(!rows.empty());
+    for (const RatioRow& r : rows)
+      QTest::newRow(qPrintable(QString("%1 %2%3").arg(r.policy, r.ratio, r.scope == "layer" ? " per layer" : ""))) << r.policy << r.ratio << r.scope;
   }
   void ratioBudgetHoldsAtEveryStep() {
     QFETCH(QString, policy);
     QFETCH(QString, ratio);
     QFETCH(QString, scope);
-    ModelConfig c = smallConfig("softmax", "rope", 9, 32);
-    c.n_kv_heads = 2;
+    const ModelConfig c = budgetModel();
     const auto model = randomisedModel(c);
     Budget budget;
     QCOMPARE(QString::fromStdString(parseBudget(ratio.toStdString(), scope.toStdString(), budget)), QString());
@@ -167,6 +277,52 @@ class TestKvDecode : public QObject {
       }
       for (int l = 0; l < c.n_layers; ++l) QCOMPARE(perLayer[l], each * c.kvHeads());
     }
+  }
+
+  // Whatever else decides (a gate threshold, streaming heads, pyramidal or pooled budgets), no
+  // policy keeps more than its budget: per head its layer's share (unless its heads pool), per
+  // layer that share times the KV heads.
+  void withinBudgetAtEveryStep_data() {
+    QTest::addColumn<QString>("policy");
+    const QStringList policies = budgetedPolicies();
+    QVERIFY(!policies.isEmpty());
+    for (const QString& p : policies) QTest::newRow(qPrintable(p)) << p;
+  }
+  void withinBudgetAtEveryStep() {
+    QFETCH(QString, policy);
+    const ModelConfig c = gatedBudgetModel();
+    const auto model = randomisedModel(c);
+    Budget budget;
+    QCOMPARE(QString::fromStdString(parseBudget("40%", "head", budget)), QString());
+    auto configured = makeEvictionPolicy(policy.toStdString(), {}, c);
+    const EvictionPolicy& rules = *configured;
+    Decoder decoder(*model, std::move(configured), policy.toStdString(), budget);
+    Rng rng(4);
+    for (int seen = 1; seen <= 30; ++seen) {
+      decoder.step(rng.uniformInt(0, c.vocab - 1));
+      std::vector<int> perLayer(c.n_layers, 0);
+      for (const HeadOccupancy& h : decoder.record().heads) {
+        const int share = rules.layerBudget(budget.entriesFor(seen), h.layer, c.n_layers);
+        perLayer[h.layer] += static_cast<int>(h.live.size());
+        if (!rules.poolsHeads())
+          QVERIFY2(static_cast<int>(h.live.size()) <= share,
+                   qPrintable(QString("step %1, layer %2 head %3: %4 live, budget %5").arg(seen).arg(h.layer).arg(h.kvHead).arg(h.live.size()).arg(share)));
+      }
+      for (int l = 0; l < c.n_layers; ++l) QVERIFY(perLayer[l] <= rules.layerBudget(budget.entriesFor(seen), l, c.n_layers) * c.kvHeads());
+    }
+  }
+
+  // A member registered tomorrow is tested the moment it registers: every encoding and every
+  // eviction policy takes part in a check above (the dense reference in decodeEqualsForward). The
+  // variants that cannot decode are covered by the gradient suites, which take every variant.
+  void everyRegisteredMemberTakesPart() {
+    const QString dense = QString::fromStdString(denseReferencePolicy());
+    QVERIFY(!dense.isEmpty());
+    std::set<QString> policies = {dense};
+    for (const RatioRow& r : exactRatioRows()) policies.insert(r.policy);
+    for (const QString& p : budgetedPolicies()) policies.insert(p);
+    for (const QString& p : registeredNames(EvictionPolicyRegistry::instance())) QVERIFY2(policies.count(p), qPrintable(p + " is in no check"));
+    QVERIFY(!decodingVariants().isEmpty());
   }
 };
 

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "attention/attention.h"
+#include "attention/content_free.h"
 #include "attention/head_loops.h"
 
 namespace attnlab {
@@ -58,6 +59,7 @@ class NoMixingAttention : public AttentionVariant {
 
 ATTNLAB_REGISTER(AttentionRegistry, "no_mixing", "a_ij = delta_ij: o_i = v_i, no token reads another",
                  [] { return std::make_unique<NoMixingAttention>(); });
+static const bool kContentFree = declareContentFree("no_mixing");
 
 }  // namespace
 }  // namespace attnlab

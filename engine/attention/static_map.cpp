@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/content_free.h"
 #include "attention/softmax_core.h"
 
 namespace attnlab {
@@ -83,6 +84,7 @@ class StaticMapAttention : public AttentionVariant {
 
 ATTNLAB_REGISTER(AttentionRegistry, "static_map", "a_ij = softmax_j(B_{h,i-j}), a learned map per head independent of content",
                  [] { return std::make_unique<StaticMapAttention>(); });
+static const bool kContentFree = declareContentFree("static_map");
 
 }  // namespace
 }  // namespace attnlab
