@@ -1,6 +1,6 @@
 #pragma once
-// Every head of the model on display as one table row: its map diagnostics (X2, on a probe batch
-// of the task and on repeated random sequences), its importance (X3, measured on the model as the
+// Every head of the model on display as one table row: its map diagnostics (on a probe batch
+// of the task and on repeated random sequences), its importance (measured on the model as the
 // views show it, heads switched off included) and whether it is switched on. Also the head-drop
 // curves. Both are computed off the UI thread from each new ModelSnapshot: diagnostics (two small
 // forwards) for every snapshot, importance (about 4 x heads evaluations) when the step or the head

@@ -1,5 +1,5 @@
 #pragma once
-// One head's joint query-key embedding (CATALOGUE X4) as the 3D view shows it: which glyph goes
+// One head's joint query-key embedding as the 3D view shows it: which glyph goes
 // where in which colour, what a point is called, and the lines from a selected query to its top-k
 // keys. The input is a plain struct an adapter fills from the analysis result; the model derives
 // everything the view draws from it, so the view holds no logic worth testing.

@@ -1,5 +1,5 @@
 #pragma once
-// The QK spectra (CATALOGUE X1) of every head over training snapshots, and which layer, head(s) and
+// The QK spectra of every head over training snapshots, and which layer, head(s) and
 // snapshot the spectra view shows. The input structs are plain; an adapter fills them from the
 // analysis' QkSpectrum / GinibreNull / qkSpectrumSeries. The model owns the choices and the chart
 // ranges (fixed over all snapshots, so motion during training is visible and not rescaled away).

@@ -1,4 +1,4 @@
-// P7, the accumulated token-dependent rotation: gradients of its parameters (and of the value
+// The accumulated token-dependent rotation: gradients of its parameters (and of the value
 // rotation), its exact equality with RoPE under constant increments, causality of the running
 // sum, the random fixed table, bad settings, and that it learns induction.
 #include <QtTest>

@@ -1,4 +1,4 @@
-// X4 joint query-key embedding: PCA on a known subspace, Pearson on hand-made sets, and the
+// Joint query-key embedding: PCA on a known subspace, Pearson on hand-made sets, and the
 // normalisation's promises on a real head (key mean meets query mean).
 #include <QtTest>
 

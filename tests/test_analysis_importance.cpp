@@ -1,4 +1,4 @@
-// X3 head importance: the head mask hook (off = unchanged, gain 0 = head removed, its gradient
+// Head importance: the head mask hook (off = unchanged, gain 0 = head removed, its gradient
 // against finite differences), zero output weights give zero gradient importance, and removing
 // the only path of a task drops its accuracy to chance.
 #include <QtTest>

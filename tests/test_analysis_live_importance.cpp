@@ -1,4 +1,4 @@
-// X3 on the model as a view shows it (analysis/live_head_importance.h): with every head on it is
+// Head importance on the model as a view shows it (analysis/live_head_importance.h): with every head on it is
 // the engine's own report; with a head off, that head's number is the loss it would recover, the
 // other heads are measured with it off, and the curves start from the shown model.
 #include <QtTest>

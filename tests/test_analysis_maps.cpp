@@ -1,4 +1,4 @@
-// X2 map diagnostics against maps with known answers, and the probe that measures a model.
+// Map diagnostics against maps with known answers, and the probe that measures a model.
 #include <QtTest>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// X5 attention rollout against products worked out by hand.
+// Attention rollout against products worked out by hand.
 #include <QtTest>
 
 #include "analysis/rollout.h"

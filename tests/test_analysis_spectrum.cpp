@@ -1,4 +1,4 @@
-// X1 QK spectrum against known answers: hand-built operators, the small form against the full
+// QK spectrum against known answers: hand-built operators, the small form against the full
 // d_model x d_model M, RoPE blocks against the engine's own rotation, the circular law at init.
 #include <QtTest>
 

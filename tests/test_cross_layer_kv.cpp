@@ -1,4 +1,4 @@
-// Cross-layer KV sharing (A16, Brandon et al. 2024, seed 001): with model.kv_share_group = G,
+// Cross-layer KV sharing (cross-layer attention, Brandon et al. 2024): with model.kv_share_group = G,
 // the first layer of each group of G computes K/V and the others read them. Readers have no
 // W_k/W_v; gradients match finite differences, the source's W_k/W_v receive every reader's share;
 // decoding holds one K/V per group (bytes exactly live entries x row size, once per group) and

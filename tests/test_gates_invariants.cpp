@@ -86,7 +86,7 @@ class TestGatesInvariants : public QObject {
   Q_OBJECT
 
  private slots:
-  // ---- A9 projection sharing ------------------------------------------------------------------
+  // ---- projection sharing ---------------------------------------------------------------------
 
   void parameterNamesFollowSharing() {
     ModelConfig c = smallConfig("softmax", "rope", 11);
@@ -231,7 +231,7 @@ class TestGatesInvariants : public QObject {
     QCOMPARE(attnlab::kvCacheBytesPerToken(c) * 2, standard);
   }
 
-  // ---- A5 OAttention: exact contracts at the layer ------------------------------------------
+  // ---- OAttention: exact contracts at the layer ------------------------------------------
 
   // A token whose block input h is zero, inserted anywhere as a source, leaves every other
   // output of the layer unchanged to the bit (its projections x are arbitrary).
@@ -328,7 +328,7 @@ class TestGatesInvariants : public QObject {
     QVERIFY(trace.layers[1].heads[0].presence.empty());  // softmax does not use presence
   }
 
-  // ---- G1 retention sparsity, G2 head-wise = element-wise, G4 value gate ----------------------
+  // ---- retention sparsity, head-wise output gate = element-wise, value gate ----------------------
 
   void retentionSparsityLowersMeanGate() {
     auto meanGateAfterTraining = [](double lambda) {

@@ -66,7 +66,7 @@ class TestKvCli : public QObject {
   void listShowsThePolicies() {
     const Run run = runCli({"list", "--json"});
     QVERIFY(run.exitCode == 0);
-    QCOMPARE(QJsonDocument::fromJson(run.out).object()["eviction"].toArray().size(), 13);  // the ten of seed 000 plus pyramidkv, adakv and duo_attention
+    QCOMPARE(QJsonDocument::fromJson(run.out).object()["eviction"].toArray().size(), 13);  // the ten of the catalogue plus pyramidkv, adakv and duo_attention
   }
 
   void studyNeedsASubcommand() {

@@ -53,7 +53,7 @@ struct Step {
   int t = 0, layer = 0, kvHead = 0, budget = 0;
   bool budgeted = true;
   const Mat* keys = nullptr;  // the KV head's keys after rotation, by position
-  std::vector<double> gate;   // G1 gate by position: the largest over the KV head's query heads
+  std::vector<double> gate;   // retention gate by position: the largest over the KV head's query heads
 };
 
 // score and protection of every live entry (entries in position order); an unprotected entry
@@ -68,7 +68,7 @@ struct Rule {
   bool pooled = false;                                   // a layer's KV heads compete by score for their budgets' sum
   std::function<int(int uniform, int layer)> layerBudget;  // the per-head budget of each layer; none: the uniform one
   int layers = 2;
-  bool gated = false;  // the model has the retention gate G1
+  bool gated = false;  // the model has the retention gate
 };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

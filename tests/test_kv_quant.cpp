@@ -1,4 +1,4 @@
-// Quantised KV cache (E10) and honest bytes: int8 / int4 rows round to within half a step of their
+// Quantised KV cache and honest bytes: int8 / int4 rows round to within half a step of their
 // per-token scale, the cache holds exactly rows x (scale + codes) bytes and reports that, under any
 // eviction policy; decoding through a quantised cache stays close to the full forward; and one
 // tensor is held exactly where the stored values equal the stored keys.

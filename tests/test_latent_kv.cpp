@@ -1,4 +1,4 @@
-// Latent KV (A16, MLA of seed 003): keys and values are up-projections of one latent
+// Latent KV (multi-head latent attention, MLA): keys and values are up-projections of one latent
 // c = W_DKV x. The parameters are W_q, W_DKV, W_UK, W_UV; the absorbed score (W_UK^T q) . c equals
 // the expanded q . k the forward scores; gradients match finite differences; decoding from a
 // cache that holds only the latents equals the full forward for every variant that decodes, and

@@ -1,5 +1,5 @@
 // attnlab-cli study extrapolation --quick: every encoding on both tasks at each multiple in
-// results.csv, the report's tables, its comparison with seed 000 and a chart per task; bad seeds.
+// results.csv, the report's tables, its comparison with the paper and a chart per task; bad seeds.
 #include <QtTest>
 
 #include "cli_support.h"

@@ -1,7 +1,7 @@
 // attnlab-cli study seed-checks --quick with 2 seeds: every model and seed in runs.csv, every head at
-// every snapshot in spectra.csv, every order in resilience.csv; one cell of the R3 table and the R7
-// share of findings.csv recomputed from the CSVs (mean and 95% t-interval over seeds, Wilson's
-// interval for the share); the charts; and bad flags refused with one line.
+// every snapshot in spectra.csv, every order in resilience.csv; one cell of the spectra (R3) table and
+// the head-drop (R7) share of findings.csv recomputed from the CSVs (mean and 95% t-interval over
+// seeds, Wilson's interval for the share); the charts; and bad flags refused with one line.
 #include <QtTest>
 
 #include <cmath>

@@ -118,7 +118,7 @@ class TestVariantGradients : public QObject {
     run(c, QTest::currentDataTag());
   }
 
-  // The key-gate hook (G1/G3) on each variant called directly: d_key_gate, d_q, d_k, d_v all match
+  // The key-gate hook (retention gate, presence) on each variant called directly: d_key_gate, d_q, d_k, d_v all match
   // finite differences of L = sum(o * R).
   void keyGateGradients_data() {
     QTest::addColumn<QString>("variant");

@@ -231,9 +231,9 @@ class TestVariantInvariants : public QObject {
 #endif
   }
 
-  // R2 (seed 000): with ALiBi over a long context, fp16's exponentials underflow and a share of the
-  // far weights becomes exactly zero; fp32 keeps every weight whose exponent it can represent; the
-  // log-distance form penalises far keys so gently that it loses (almost) nothing.
+  // The ALiBi underflow paper's failure: with ALiBi over a long context, fp16's exponentials underflow
+  // and a share of the far weights becomes exactly zero; fp32 keeps every weight whose exponent it can
+  // represent; the log-distance form penalises far keys so gently that it loses (almost) nothing.
   void alibiFarWeightsUnderflowInLowPrecision() {
     ModelConfig c;
     c.vocab = 16;

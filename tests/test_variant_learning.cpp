@@ -61,7 +61,7 @@ class TestVariantLearning : public QObject {
   // Measured 0.987 after 600 steps (gamma 0.5).
   void momentumTwoLayers() { expectAtLeast(inductionAccuracy("momentum (gamma 0.5)", {"model.attention=momentum"}), 0.95); }
 
-  // Seed 004: the high-pass filter gives a key direct access to its predecessor, so one layer
+  // The momentum-attention paper: the high-pass filter gives a key direct access to its predecessor, so one layer
   // suffices for induction. Softmax with one layer stays far below (measured 0.24 vs 0.965 after
   // 1200 steps); the control runs 600 steps, where momentum already had 0.91.
   void momentumOneLayerLearnsInduction() {

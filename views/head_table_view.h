@@ -1,6 +1,6 @@
 #pragma once
 // Every head's diagnostics and importance as a sortable table, with the head-drop curves beneath
-// (CATALOGUE X2, X3). Clicking a row selects that head in every view, and the row follows a head
+// (map diagnostics and head importance). Clicking a row selects that head in every view, and the row follows a head
 // selected elsewhere. Each head has an on/off box: switching a head off ablates it in every view
 // (the trace is recomputed without it), never in training; "All heads on" restores them.
 #include <QWidget>

@@ -1,5 +1,5 @@
 #pragma once
-// The QK spectra of one head, or of every head of a layer overlaid (CATALOGUE X1): eigenvalues of
+// The QK spectra of one head, or of every head of a layer overlaid: eigenvalues of
 // W_q^T W_k in the complex plane over the Ginibre null disk and a random-init draw; the singular
 // values; RoPE per-frequency phases when the model uses RoPE; the skew/symmetric energy share and
 // the departure from normality as numbers. A slider and a play button move through the training

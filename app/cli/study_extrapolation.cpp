@@ -1,7 +1,7 @@
-// study extrapolation: seed 000's R6 at toy scale. Trains one model per positional encoding, task and
-// seed at the training length, evaluates each at multiples of that length (train/length_eval.h) and
-// writes report.md (the table, and how it compares with seed 000's claims), results.csv and one
-// accuracy-against-length chart per task.
+// study extrapolation: the accumulated-rotation paper's length extrapolation at toy scale. Trains one
+// model per positional encoding, task and seed at the training length, evaluates each at multiples of
+// that length (train/length_eval.h) and writes report.md (the table, and how it compares with the
+// paper's claims), results.csv and one accuracy-against-length chart per task.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -89,7 +89,7 @@ std::string multipleText(double m) {
   return s.str();
 }
 
-// Seed 000's three claims per task, each checked on the 95% intervals at the longest multiple.
+// The accumulated-rotation paper's three claims per task, each checked on the 95% intervals at the longest multiple.
 std::vector<Finding> findings(const std::vector<Row>& rows, const std::vector<std::string>& tasks, const std::vector<double>& multiples) {
   const double last = multiples.back(), first = multiples.front();
   const std::string at = " at " + multipleText(last);

@@ -1,8 +1,9 @@
-// study live-cache (R1; seed 000): {softmax, sigmoid} x {learned retention gate, none} x {RoPE, ALiBi}
-// trained on the toy language for every seed (kv/live_cache_study.h), then per model on the same
-// held-out text: dense PPL, PPL with the gate applied hard, the matched-protocol PPL of H2O, KeyDiff,
-// window and SnapKV, and PPL vs cache budget per policy. Every table cell is a mean with its 95%
-// interval over seeds, and seed 000's claims are checked one by one against those intervals.
+// study live-cache (the soft-to-hard eviction paper's study): {softmax, sigmoid} x {learned retention
+// gate, none} x {RoPE, ALiBi} trained on the toy language for every seed (kv/live_cache_study.h), then
+// per model on the same held-out text: dense PPL, PPL with the gate applied hard, the matched-protocol
+// PPL of H2O, KeyDiff, window and SnapKV, and PPL vs cache budget per policy. Every table cell is a
+// mean with its 95% interval over seeds, and the paper's claims are checked one by one against those
+// intervals.
 #include "study_live_cache.h"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
-// The live-cache study (R1, seed 000), run by 'attnlab-cli study live-cache' (cmd_study.cpp dispatches
-// to it): the engine's 2x2x2 grid (kv/live_cache_study.h) over seeds, written as report.md, results.csv,
-// sweep.csv, findings.csv and charts/*.png.
+// The live-cache study (the soft-to-hard eviction paper), run by 'attnlab-cli study live-cache'
+// (cmd_study.cpp dispatches to it): the engine's 2x2x2 grid (kv/live_cache_study.h) over seeds, written
+// as report.md, results.csv, sweep.csv, findings.csv and charts/*.png.
 #include "args.h"
 
 namespace attnlab::cli {

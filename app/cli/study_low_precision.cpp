@@ -1,4 +1,4 @@
-// study low-precision (R2; seed 000's ALiBi failure mode): ALiBi's linear penalty -m_h (i - j) drives
+// study low-precision (the ALiBi underflow paper's failure mode): ALiBi's linear penalty -m_h (i - j) drives
 // far exponentials below what fp16 can hold, so those weights become exactly 0 and the head is blind
 // there. Passkey models with ALiBi trained (and evaluated) with fp32, bf16 and fp16 scores, ALiBi-log
 // (-m_h log(1 + i - j)) with fp16 and, as a control, fp32, for every seed; the fp32 ALiBi model is

@@ -1,5 +1,5 @@
 #pragma once
-// The low-precision ALiBi study (R2), run by 'attnlab-cli study low-precision' (cmd_study.cpp dispatches to it).
+// The low-precision ALiBi study, run by 'attnlab-cli study low-precision' (cmd_study.cpp dispatches to it).
 #include "args.h"
 
 namespace attnlab::cli {

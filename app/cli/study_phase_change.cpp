@@ -1,12 +1,12 @@
-// study phase-change (R9; seed 004): induction heads forming in attention-only models. Trains the
-// induction preset with 2 softmax layers, 1 softmax layer and 1 momentum layer (seed 004's
-// high-passed queries and keys) for every seed, measuring every K steps the training and validation
-// loss, the in-context accuracy on the repeat half (the task's answers) and the strongest head's
-// induction score on fixed validation sequences of the task, located by content (analysis/
-// content_induction.h), as the repeat's offset varies. The phase change of each run is detected by
-// the rule of analysis/phase_change.h. Writes report.md (the detected step per model with 95% intervals
-// over seeds, and the findings against the papers), results.csv, curves.csv, findings.csv and
-// charts/{induction,loss}_<model>.png.
+// study phase-change (Olsson et al.'s induction heads, and the momentum-attention paper): induction
+// heads forming in attention-only models. Trains the induction preset with 2 softmax layers, 1 softmax
+// layer and 1 momentum layer (momentum attention's high-passed queries and keys) for every seed,
+// measuring every K steps the training and validation loss, the in-context accuracy on the repeat half
+// (the task's answers) and the strongest head's induction score on fixed validation sequences of the
+// task, located by content (analysis/content_induction.h), as the repeat's offset varies. The phase
+// change of each run is detected by the rule of analysis/phase_change.h. Writes report.md (the detected
+// step per model with 95% intervals over seeds, and the findings against the papers), results.csv,
+// curves.csv, findings.csv and charts/{induction,loss}_<model>.png.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// The induction phase-change study (R9, with seed 004's momentum attention), run by
+// The induction phase-change study (with momentum attention), run by
 // 'attnlab-cli study phase-change' (cmd_study.cpp dispatches to it).
 #include "args.h"
 

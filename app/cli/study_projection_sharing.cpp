@@ -1,4 +1,4 @@
-// study projection-sharing (R5; seed 000, "do transformers need three projections?"): the KV cache
+// study projection-sharing (the paper "do transformers need three projections?"): the KV cache
 // a shared projection saves against the perplexity it costs. Trains the toy-language model with
 // qkv, q_k=v, q=k_v and q=k=v (model/projection_sharing.h), each with one KV head per query head
 // and with grouped KV heads (GQA), for every seed; then measures the held-out perplexity and the
@@ -31,7 +31,7 @@ namespace attnlab::cli {
 namespace {
 
 const std::vector<std::string> kSharings = {"qkv", "q_k=v", "q=k_v", "q=k=v"};
-constexpr double kPaperLmCost = 3.1;  // seed 000: q_k=v's perplexity cost in language modelling, percent
+constexpr double kPaperLmCost = 3.1;  // the paper's q_k=v perplexity cost in language modelling, percent
 
 struct Arm {
   std::string sharing;

@@ -1,5 +1,5 @@
 #pragma once
-// The projection-sharing study (R5), run by 'attnlab-cli study projection-sharing' (cmd_study.cpp dispatches to it).
+// The projection-sharing study, run by 'attnlab-cli study projection-sharing' (cmd_study.cpp dispatches to it).
 #include "args.h"
 
 namespace attnlab::cli {

@@ -1,4 +1,4 @@
-// study qk-runaway (seed 001, issue 17): does the baseline's score magnitude run away where QK-norm
+// study qk-runaway (the QK-Guard paper, issue 17): does the baseline's score magnitude run away where QK-norm
 // and QK-guard train? Softmax, qk_norm and softmax with train.qk_guard, each at the preset's
 // learning rate and at 10x, with fp32 and bf16 scores, over seeds. Writes report.md (the table with
 // 95% intervals over seeds, divergence counts, guard switches and what was measured), results.csv,
@@ -204,7 +204,7 @@ std::string writeChart(const std::vector<Run>& runs, const Setting& s, uint64_t 
   return file;
 }
 
-// Seed 001's claims, one row each: softmax's scores run away where QK-norm's do not (per setting),
+// The QK-Guard paper's claims, one row each: softmax's scores run away where QK-norm's do not (per setting),
 // QK-norm and QK-guard keep training from diverging, and the guard bounds the scores once switched.
 std::vector<Finding> findings(const std::vector<Run>& runs, const Options& o) {
   std::vector<Finding> out;

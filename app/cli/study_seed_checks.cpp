@@ -1,8 +1,9 @@
-// study seed-checks (R3 and R7): trains every model of the two seed checks for every seed
-// (engine/analysis/seed_checks.h), then writes report.md, the CSVs, charts/*.png and findings.csv.
-// R3 (seed 000), study_seed_checks_spectra.cpp: QK spectra of induction models under RoPE, learned
-// absolute positions and ALiBi; R7 (seed 001), study_seed_checks_head_drop.cpp: head-drop curves by
-// importance order on those models and on recall, copy, sorting and toy-language models.
+// study seed-checks: trains every model of the two seed checks for every seed
+// (engine/analysis/seed_checks.h), then writes report.md, the CSVs, charts/*.png and findings.csv. The
+// QK-operator spectrum paper's check, study_seed_checks_spectra.cpp: QK spectra of induction models
+// under RoPE, learned absolute positions and ALiBi; the head-importance paper's,
+// study_seed_checks_head_drop.cpp: head-drop curves by importance order on those models and on recall,
+// copy, sorting and toy-language models.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>

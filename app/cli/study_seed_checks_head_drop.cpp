@@ -1,7 +1,8 @@
-// study seed-checks, R7 (seed 001): heads removed one at a time (output zeroed) in ascending,
-// descending and random order of ablation importance, on every model and seed. Resilience is the
-// mean of the task metric over the curve (accuracy, or minus the loss for a task without answers),
-// from no head removed to all. Is ascending order the most resilient, in how many of the cases?
+// study seed-checks, head-drop order (the head-importance paper): heads removed one at a time (output
+// zeroed) in ascending, descending and random order of ablation importance, on every model and seed.
+// Resilience is the mean of the task metric over the curve (accuracy, or minus the loss for a task
+// without answers), from no head removed to all. Is ascending order the most resilient, in how many of
+// the cases?
 #include <algorithm>
 #include <cmath>
 #include <sstream>

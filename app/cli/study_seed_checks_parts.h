@@ -1,6 +1,6 @@
 #pragma once
-// The two halves of `study seed-checks` (study_seed_checks.cpp runs the models): R3, the QK spectra
-// by positional encoding (study_seed_checks_spectra.cpp), and R7, the head-drop curves
+// The two halves of `study seed-checks` (study_seed_checks.cpp runs the models): the QK spectra
+// by positional encoding (study_seed_checks_spectra.cpp), and the head-drop curves
 // (study_seed_checks_head_drop.cpp). Each turns the runs into its CSVs, charts, a report section
 // and the paper's claims checked against the intervals over seeds.
 #include <string>

@@ -1,9 +1,10 @@
-// study seed-checks, R3 (seed 000): the QK spectrum of every head of the induction models under
-// RoPE, learned absolute positions and ALiBi, for every seed. At step 0 against the Ginibre null;
-// after training, how rotational the strongest previous-token head is (the imaginary share of the
-// eigenvalues of M = W_q^T W_k: 0 for a real spectrum, near 0.5 for the random null, 1 for a pure
-// rotation; under RoPE also the rotational share of its per-frequency phase blocks), and the
-// eigenvalue share over training per head (charts/rotational_share_*.png).
+// study seed-checks, QK spectra by positional encoding (the QK-operator spectrum paper): the QK
+// spectrum of every head of the induction models under RoPE, learned absolute positions and ALiBi, for
+// every seed. At step 0 against the Ginibre null; after training, how rotational the strongest
+// previous-token head is (the imaginary share of the eigenvalues of M = W_q^T W_k: 0 for a real
+// spectrum, near 0.5 for the random null, 1 for a pure rotation; under RoPE also the rotational share
+// of its per-frequency phase blocks), and the eigenvalue share over training per head
+// (charts/rotational_share_*.png).
 #include <algorithm>
 #include <cmath>
 #include <functional>

@@ -1,9 +1,9 @@
-// study sinks (R8; seeds 000 and 001): the first token as an attention sink, with and without the
-// output gate (element-wise and head-wise, model/gates.h) and with the learnable sink (softmax_sink).
-// Trains each model on the toy language for every seed, then measures on held-out sequences, per
-// layer: the first token's share a_i0 (mean over heads and rows i >= 1), the learnable sink's own
-// share (1 - row mass), and the output gate's mean. Writes report.md (mean and 95% interval over
-// seeds, and how it compares with seed 001's claims), results.csv and charts/sink_by_layer.png.
+// study sinks (the gated-attention and learnable-sink papers): the first token as an attention sink,
+// with and without the output gate (element-wise and head-wise, model/gates.h) and with the learnable
+// sink (softmax_sink). Trains each model on the toy language for every seed, then measures on held-out
+// sequences, per layer: the first token's share a_i0 (mean over heads and rows i >= 1), the learnable
+// sink's own share (1 - row mass), and the output gate's mean. Writes report.md (mean and 95% interval
+// over seeds, and how it compares with the papers' claims), results.csv and charts/sink_by_layer.png.
 #include <chrono>
 #include <cmath>
 #include <filesystem>

@@ -1,5 +1,5 @@
 #pragma once
-// The attention-sink study (R8), run by 'attnlab-cli study sinks' (cmd_study.cpp dispatches to it).
+// The attention-sink study, run by 'attnlab-cli study sinks' (cmd_study.cpp dispatches to it).
 #include "args.h"
 
 namespace attnlab::cli {

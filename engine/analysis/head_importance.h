@@ -1,5 +1,5 @@
 #pragma once
-// X3 head importance, through the model's head mask hook (Model::setHeadGains):
+// Head importance, through the model's head mask hook (Model::setHeadGains):
 //   ablation: loss with the head's output zeroed minus the intact loss;
 //   gradient: |d(loss)/d(g_h)| at gains 1, i.e. |sum_i o_i . dL/do_i| over the head's outputs, which
 //             equals |sum A * dL/dA| when the head's output is o = A v (softmax-family heads without

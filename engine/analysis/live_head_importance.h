@@ -1,5 +1,5 @@
 #pragma once
-// X3 head importance measured on the model as a view shows it, i.e. with some heads already
+// Head importance measured on the model as a view shows it, i.e. with some heads already
 // switched off by head gains (analysis/head_importance.h measures the intact model). With no heads
 // off, the numbers equal headImportance's and headImportanceReport's.
 //   ablation: L(gains with g_h = 0) - L(gains with g_h = 1), the other heads as they are (for a head

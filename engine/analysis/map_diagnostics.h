@@ -1,5 +1,5 @@
 #pragma once
-// X2 per-head map diagnostics, and their per-layer means over training (X6).
+// Per-head map diagnostics, and their per-layer means over training (the training charts).
 // Row averages skip rows with a single visible key (a query with no choice says nothing):
 // under a causal mask that is row 0. Entropy, normalised entropy and the sink score describe
 // where a row's weight goes, so they are computed on the row divided by its total mass: for

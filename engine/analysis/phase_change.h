@@ -1,5 +1,5 @@
 #pragma once
-// The step of a phase change in a curve measured over training (R9: the induction score rising as
+// The step of a phase change in a curve measured over training (the induction score rising as
 // induction heads form). The rule, stated once here and in the study's report:
 //  1. smooth the curve with a centred moving average over 2 * half_window + 1 points (truncated at
 //     the ends), so one noisy measurement neither makes nor hides a change;

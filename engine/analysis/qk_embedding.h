@@ -1,5 +1,5 @@
 #pragma once
-// X4 joint query-key embedding (AttentionViz-style) of one head: its queries and keys from many
+// Joint query-key embedding (AttentionViz-style) of one head: its queries and keys from many
 // positions and sequences in one 3D space, as a plain struct a 3D view can draw.
 // Normalisation keeps every query's ranking of keys (so the softmax) unchanged:
 //   queries q' = q / rms|q|                  (a common scale);

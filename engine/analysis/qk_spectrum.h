@@ -1,5 +1,5 @@
 #pragma once
-// X1: the spectrum of a head's query-key operator M = W_q,h^T W_k,h (score(i, j) = x_i^T M x_j / sqrt(d_h)
+// The spectrum of a head's query-key operator M = W_q,h^T W_k,h (score(i, j) = x_i^T M x_j / sqrt(d_h)
 // before positional bias). M is d_model x d_model of rank <= d_h; its nonzero eigenvalues are those of
 // the small form S = W_k,h W_q,h^T (d_h x d_h), which is where everything here is computed.
 // Under RoPE the score also turns pair m of q and k by theta_m (j - i); the 2x2 diagonal block B_m of

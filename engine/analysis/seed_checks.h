@@ -1,11 +1,12 @@
 #pragma once
-// One run behind `attnlab-cli study seed-checks` (R3 and R7): a toy model trained from a preset for
+// One run behind `attnlab-cli study seed-checks`: a toy model trained from a preset for
 // one seed, and what the two seed checks read off it:
-//   R3 (seed 000), spectral cases only: every head's QK spectrum and attention-map diagnostics at
+//   QK spectra by positional encoding (the QK-operator spectrum paper), spectral cases only:
+//       every head's QK spectrum and attention-map diagnostics at
 //       evenly spaced snapshots over training, step 0 (initialisation) included, with the Ginibre
 //       null of the configuration and every head of a fresh model of another seed (the null drawn);
-//   R7 (seed 001): head importance and the head-drop curves in ascending, descending and random
-//       order of importance, after training.
+//   head-drop order (the head-importance paper): head importance and the head-drop curves in
+//       ascending, descending and random order of importance, after training.
 // The study (app/cli/study_seed_checks.cpp) chooses cases, sizes and seeds and writes the report.
 #include <cstdint>
 #include <string>
@@ -22,7 +23,7 @@ struct SeedCheckCase {
   std::string label;                   // e.g. "induction-rope"
   std::string preset;
   std::vector<std::string> overrides;  // "key=value", applied in order after the preset
-  bool spectral = false;               // followed over training (R3)
+  bool spectral = false;               // followed over training (the spectral check)
 };
 
 struct HeadSnapshot {

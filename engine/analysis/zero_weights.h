@@ -1,7 +1,7 @@
 #pragma once
-// Exactly zero attention weights among the visible ones, by query-key distance: seed 000's blind
-// spots, where a low-precision exponential of a large ALiBi penalty underflowed to 0 and the key
-// stopped counting at all (attention/precision.h emulates the formats). A weight that is merely
+// Exactly zero attention weights among the visible ones, by query-key distance: the ALiBi underflow
+// paper's blind spots, where a low-precision exponential of a large ALiBi penalty underflowed to 0 and
+// the key stopped counting at all (attention/precision.h emulates the formats). A weight that is merely
 // tiny is not counted: only what the format turned into 0.
 #include <vector>
 

@@ -37,7 +37,7 @@ struct AttentionInputs {
   const float* v = nullptr;
   const int* positions = nullptr;  // [T] absolute positions of the tokens
   const float* bias = nullptr;     // [H, T, T] positional score bias, or null
-  // Hook for G1 (retention) and G3 (presence as source weight): g_j in (0, 1] per [B, H, T] key
+  // Hook for the retention gate and presence (as source weight): g_j in (0, 1] per [B, H, T] key
   // (exactly 0 only for presence-coupled variants: an absent source, whose weight must be exactly 0).
   // Each variant applies it as its normalisation requires (softmax: + log g_j; sigmoid: * g_j).
   const float* key_gate = nullptr;

@@ -1,5 +1,5 @@
 #pragma once
-// A11 (seeds 003/004): DeltaNet and gated DeltaNet, shared by deltanet.cpp and gated_deltanet.cpp.
+// The delta rule: DeltaNet and gated DeltaNet, shared by deltanet.cpp and gated_deltanet.cpp.
 // Per head a state S [d_head x d_head] is updated by the delta rule with unit-norm keys k^_t:
 //   S_t = alpha_t S_{t-1} (I - beta_t k^_t k^_t^T) + beta_t v_t k^_t^T,   o_t = S_t q_t,
 // beta_t = sigmoid(w_b . k_t + c_b) g_t (g_t the key gate, 1 without one), alpha_t = 1 (plain) or

@@ -9,7 +9,7 @@ namespace {
 
 float signOf(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }  // the subgradient 0 at a tie
 
-// A6: s_ij = q_i.k_j / sqrt(d_head) + bias_ij - lambda_h |P_h q_i - P_h k_j|_1, then softmax over
+// L1-augmented score: s_ij = q_i.k_j / sqrt(d_head) + bias_ij - lambda_h |P_h q_i - P_h k_j|_1, then softmax over
 // j <= i. P_h is a learned r x d_head projection per head ("blocks.{l}.attn.l1_proj", [H, r, d_head])
 // and lambda_h = exp(u_h) >= 0 a learned weight per head ("blocks.{l}.attn.l1_log_lambda", initial
 // lambda 0.1): the dot product rewards alignment, the L1 term penalises distance in a small subspace.

@@ -21,7 +21,7 @@ void fillAboveDiagonal(Matrix&& m, float value) {
 // Key gates as a row [1, T] (ones without a gate), to scale the columns of a [T, T] map.
 RowVec gateRow(const float* gate, int T) { return gate ? RowVec(ConstMatMap(gate, 1, T)) : RowVec::Ones(T); }
 
-// A3: linear (kernel) attention with phi(x) = elu(x) + 1, in its parallel causal form
+// Linear (kernel) attention with phi(x) = elu(x) + 1, in its parallel causal form
 //   m_ij = phi(q_i).phi(k_j) (j <= i),  a_ij = g_j m_ij / sum_{j' <= i} g_j' m_ij',  o_i = sum_j a_ij v_j,
 // which equals phi(q_i)^T S_i / phi(q_i)^T z_i of the recurrent form (linear_state.h, used for decoding).
 // The map the views draw is A; the scores are m_ij. Not a function of q.k, so rotary encodings do not

@@ -1,5 +1,5 @@
 #pragma once
-// A3's recurrent, constant-size form for decoding one token at a time. Per head it keeps
+// Linear attention's recurrent, constant-size form for decoding one token at a time. Per head it keeps
 //   S = sum_j g_j phi(k_j) v_j^T   [d_head x d_head]  and  z = sum_j g_j phi(k_j)   [d_head]
 // in place of a KV cache, and answers a query with o = phi(q)^T S / phi(q)^T z. After adding tokens
 // 0..t, reading query t gives exactly row t of the parallel form in linear.cpp (up to float

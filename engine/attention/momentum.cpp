@@ -28,7 +28,7 @@ void highPassBackward(float* d, int blocks, int T, int dHead, float gamma) {
   }
 }
 
-// A7 (seed 004): softmax attention on high-passed queries and keys, q~_t = q_t + gamma (q_t - q_{t-1}),
+// Momentum attention: softmax attention on high-passed queries and keys, q~_t = q_t + gamma (q_t - q_{t-1}),
 // the same for keys. The filter acts on the variant's inputs, i.e. after any rotary encoding.
 // Scores in the trace are those of the filtered q~, k~; the trace's q and k are the unfiltered ones.
 class MomentumAttention : public AttentionVariant {

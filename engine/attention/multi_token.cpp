@@ -11,7 +11,7 @@ namespace {
 const SettingSpec kQueryWidth{"mta_query_width", 3, 1, 8, true, "c_q: the kernel reaches this many queries back (the query itself included)"};
 const SettingSpec kKeyWidth{"mta_key_width", 3, 1, 8, true, "c_k: the kernel reaches this many keys back (the key itself included)"};
 
-// A12 (multi-token attention, seed 004): a small causal convolution over the score map before the
+// Multi-token attention: a small causal convolution over the score map before the
 // softmax, one kernel per head, "blocks.{l}.attn.mta_kernel" [H, c_q x c_k] (initial: the identity,
 // theta_{0,0} = 1; not decayed):
 //   s~_ij = sum_{a < c_q, b < c_k} theta_{h,a,b} s0_{i-a, j-b},   a_ij = softmax_j(beta s~_ij + log g_j), j <= i,

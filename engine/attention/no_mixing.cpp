@@ -8,9 +8,9 @@
 namespace attnlab {
 namespace {
 
-// A15 (deconstructed attention, no mixing): a_ij = delta_ij, so o_i = v_i and no token reads
+// Deconstructed attention, no mixing: a_ij = delta_ij, so o_i = v_i and no token reads
 // any other: what is left of a Transformer when attention moves no information between positions
-// (seed 004's lower bound). As softmax over the single visible key, the weight is 1 unless the
+// (the deconstructed-attention paper's lower bound). As softmax over the single visible key, the weight is 1 unless the
 // key gate is exactly 0 (an absent source), and the gate gets no gradient.
 class NoMixingAttention : public AttentionVariant {
  public:

@@ -9,7 +9,7 @@
 namespace attnlab {
 namespace {
 
-// A5: OAttention (presence-coupled), seed 000. With presence p = ||h||^2 / (tau + ||h||^2) of each
+// OAttention (presence-coupled attention). With presence p = ||h||^2 / (tau + ||h||^2) of each
 // token's block input h (computed by the layer, model/gates.h):
 //   o_i = p_i * sum_j p_j exp(beta s_ij) v_j / sum_j p_j exp(beta s_ij),  j <= i,
 // and o_i = 0 when every visible source has p_j = 0 (empty support). The layer passes p_j as the key

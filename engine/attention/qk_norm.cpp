@@ -28,7 +28,7 @@ void normaliseRowBackward(const float* y, float inverseNorm, const float* dy, in
   for (int c = 0; c < d; ++c) dx[c] = (dy[c] - y[c] * dot) * inverseNorm;
 }
 
-// A13: s_ij = tau_h (q_i/|q_i|).(k_j/|k_j|) + bias_ij, a_ij = softmax_j(s_ij + log g_j). tau_h is
+// QK-norm: s_ij = tau_h (q_i/|q_i|).(k_j/|k_j|) + bias_ij, a_ij = softmax_j(s_ij + log g_j). tau_h is
 // learned per head ("blocks.{l}.attn.qk_norm_tau", initial sqrt(d_head)), so |s_ij| <= tau_h
 // before any positional bias and no growth of |q| or |k| can sharpen the map. Computed as
 // softmax attention on q' = tau_h q/|q| and k' = k/|k| at scale 1, whose backward

@@ -14,7 +14,7 @@ float sigmoid(float x) {
   return e / (1.0f + e);
 }
 
-// A2: a_ij = sigmoid(beta s_ij + b) g_j over visible keys j <= i, with no row normalisation: a row
+// Sigmoid attention: a_ij = sigmoid(beta s_ij + b) g_j over visible keys j <= i, with no row normalisation: a row
 // may carry any total weight in (0, i + 1). b = -log(i + 1) (the count of visible keys) keeps a row's
 // total near 1 at initialisation; with sigmoid_bias_learned = 1, b is a learned scalar per head
 // ("blocks.{l}.attn.sigmoid_bias", initialised to -log(context)).

@@ -4,7 +4,7 @@
 namespace attnlab {
 namespace {
 
-// A1: a_ij = softmax_j(beta * s_ij + log g_j) over visible keys j <= i (math in softmax_core.h).
+// Softmax attention: a_ij = softmax_j(beta * s_ij + log g_j) over visible keys j <= i (math in softmax_core.h).
 class SoftmaxAttention : public AttentionVariant {
  public:
   std::vector<SettingSpec> settingSpecs() const override { return {temperatureSetting()}; }

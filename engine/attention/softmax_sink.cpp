@@ -21,7 +21,7 @@ void sinkSoftmaxRow(float* z, int n, float zSink, ScorePrecision precision) {
   for (int j = 0; j < n; ++j) z[j] *= inv;
 }
 
-// A14: a_ij = exp(beta s_ij + log g_j) / (exp(z_h) + sum_j' exp(beta s_ij' + log g_j')), j <= i,
+// Learnable sink: a_ij = exp(beta s_ij + log g_j) / (exp(z_h) + sum_j' exp(beta s_ij' + log g_j')), j <= i,
 // with z_h a learned logit per head ("blocks.{l}.attn.sink_logit", initial 0). A row sums to
 // 1 - a_sink, so a head can attend to nothing instead of dumping weight on the first token;
 // z_h -> -inf gives softmax.

@@ -8,10 +8,10 @@
 namespace attnlab {
 namespace {
 
-// A15 (deconstructed attention, static map): a_ij = softmax_j(B_{h, i-j} + log g_j) over j <= i,
-// o_i = sum_j a_ij v_j. B is a learned table per head and distance ("blocks.{l}.attn.static_map",
-// [H, context], initial 0: a running mean); distances at or past the context share the last entry.
-// Queries and keys take no part, so the map is the same for every input (seed 004 asks how much
+// Deconstructed attention, static map: a_ij = softmax_j(B_{h, i-j} + log g_j) over j <= i, o_i = sum_j
+// a_ij v_j. B is a learned table per head and distance ("blocks.{l}.attn.static_map", [H, context],
+// initial 0: a running mean); distances at or past the context share the last entry. Queries and keys
+// take no part, so the map is the same for every input (the deconstructed-attention paper asks how much
 // of attention is only that) and positional encodings do not apply: B already is the position.
 class StaticMapAttention : public AttentionVariant {
  public:

@@ -4,7 +4,7 @@
 namespace attnlab {
 namespace {
 
-// A4: softmax restricted to the last w keys, j in [i - w + 1, i]; weights outside are exactly 0
+// Sliding-window attention: softmax restricted to the last w keys, j in [i - w + 1, i]; weights outside are exactly 0
 // and their scores -inf. Shares softmax's math (softmax_core.h), so temperature and the key gate behave alike.
 class WindowAttention : public AttentionVariant {
  public:

@@ -23,12 +23,12 @@ struct ModelConfig {
   Settings attention_settings;  // e.g. temperature, window
   std::string positional = "learned";
   Settings positional_settings;  // e.g. theta, rotary_fraction
-  std::string projection_sharing = "qkv";  // A9: "qkv", "q_k=v", "q=k_v", "q=k=v" or "latent" (model/projection_sharing.h)
-  int kv_latent_dim = 0;                   // A16 latent KV (projection_sharing "latent"): d_c; 0 means d_model / 4
-  int kv_share_group = 1;                  // A16 cross-layer KV: groups of G layers read their first layer's K/V (0 or 1 = off; model/cross_layer_kv.h)
-  std::string output_gate = "none";        // G2: "none", "elementwise" or "headwise" (model/gates.h)
-  bool value_gate = false;                 // G4: v <- sigmoid(v)
-  bool retention_gate = false;             // G1: soft per-key gate g = sigmoid(w.x + c) per head
+  std::string projection_sharing = "qkv";  // projection sharing: "qkv", "q_k=v", "q=k_v", "q=k=v" or "latent" (model/projection_sharing.h)
+  int kv_latent_dim = 0;                   // latent KV (projection_sharing "latent"): d_c; 0 means d_model / 4
+  int kv_share_group = 1;                  // cross-layer KV: groups of G layers read their first layer's K/V (0 or 1 = off; model/cross_layer_kv.h)
+  std::string output_gate = "none";        // output gate: "none", "elementwise" or "headwise" (model/gates.h)
+  bool value_gate = false;                 // value gate: v <- sigmoid(v)
+  bool retention_gate = false;             // retention gate: soft per-key gate g = sigmoid(w.x + c) per head
   double retention_sparsity = 0.0;         // lambda: the loss adds lambda * mean(g) over layers, heads, keys
   std::string score_precision = "fp32";
   // Block parts as pretrained models have them (model/block_parts.h); the defaults are GPT-2's.

@@ -22,7 +22,7 @@ struct TrainConfig {
   int threads = 2;
   int eval_every = 100;  // steps between validation evaluations (0: only at the end)
   int eval_batches = 4;
-  // Separate learning rates for the two attention circuits (seeds 000, 004; train/circuit_lr.h):
+  // Separate learning rates for the two attention circuits (train/circuit_lr.h):
   // W_q, W_k (QK) and W_v, W_o (OV) of the layers listed ("" = all, else e.g. "1,2") step at
   // lr x ratio during steps [from, until) (until 0 = to the end). Ratios 1 are the baseline, bit for bit.
   double qk_lr_ratio = 1.0;

@@ -1,5 +1,5 @@
 #pragma once
-// Size of the decoding cache a configuration needs (catalogue A9, seed 000's R5 study).
+// Size of the decoding cache a configuration needs (projection sharing, and the projection-sharing study).
 #include <cstddef>
 
 #include "kv/row_store.h"

@@ -24,7 +24,7 @@ struct HeadCache {
   // latent KV: the head holds no rows, its layer's latents (KvCache::latents) stand for them
   bool rowsInLayer = false;
   std::vector<int> positions;       // [n]
-  std::vector<float> retention;     // [n, group] G1 gate g per query head, empty without the gate
+  std::vector<float> retention;     // [n, group] retention gate g per query head, empty without the gate
   std::vector<float> keyGate;       // [group, n] what the variant receives (g * p), empty without key gates
   std::vector<float> accumulated;   // [n] attention received, summed over past queries and the group's heads
   std::vector<float> latest;        // [n] attention from the latest query, mean over the group's heads
@@ -36,7 +36,7 @@ struct HeadCache {
   const float* readKeys(std::vector<float>& scratch) const { return keys.read(scratch); }
   const float* readValues(std::vector<float>& scratch) const { return valuesAreKeys ? keys.read(scratch) : values.read(scratch); }
   size_t bytes() const { return keys.bytes() + values.bytes(); }
-  // Largest G1 gate over the group's heads: the entry is needed while any head keeps it.
+  // Largest retention gate over the group's heads: the entry is needed while any head keeps it.
   float gate(int i) const;
   const float* keyGateOf(int headInGroup) const { return keyGate.empty() ? nullptr : keyGate.data() + static_cast<size_t>(headInGroup) * size(); }
   // Appends one entry (its rows unless rowsInLayer); retention [group] and keyGate [group] may be null.

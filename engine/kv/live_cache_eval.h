@@ -1,5 +1,5 @@
 #pragma once
-// Perplexity with eviction (seed 000's live-cache evaluation): held-out sequences are decoded
+// Perplexity with eviction (the soft-to-hard eviction paper's live-cache evaluation): held-out sequences are decoded
 // token by token through the cache, teacher-forced, so the next-token loss at every position is
 // computed from the entries that are live at that step only. The matched protocol replays a
 // recorded run's live counts: at every step, layer and KV head a post-hoc policy keeps exactly as

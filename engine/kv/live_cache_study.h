@@ -1,5 +1,5 @@
 #pragma once
-// Seed 000's 2x2x2 study at toy scale (catalogue R1): {softmax, sigmoid} x {learned retention
+// The soft-to-hard eviction paper's 2x2x2 study at toy scale: {softmax, sigmoid} x {learned retention
 // gate, none} x {RoPE, ALiBi} trained on the toy language, then evaluated on the same held-out
 // sequences through the KV cache:
 //   dense       every entry kept (the model's own no-eviction reference);

@@ -37,7 +37,7 @@ enum class CellState : uint8_t { NotYet, Live, Sink, KeptRecent, KeptByGate, Evi
 struct HeadRaster {
   std::vector<CellState> cells;
   std::vector<uint8_t> rule;  // for EvictedNow cells: index into OccupancyRun::rules
-  std::vector<float> gate;    // G1 gate g of live cells (NaN elsewhere); empty without the gate
+  std::vector<float> gate;    // retention gate g of live cells (NaN elsewhere); empty without the gate
 };
 
 struct OccupancyRun {

@@ -1,5 +1,5 @@
 #pragma once
-// One cached tensor (keys or values) of one KV head: its rows in a storage format (E10). fp32 keeps
+// One cached tensor (keys or values) of one KV head: its rows in a storage format (quantised KV). fp32 keeps
 // each row as d floats; int8 and int4 quantise each row (each token) on its own, symmetric around 0
 // with one float scale s = max|x| / 127 (or / 7): x ~ s * round(x / s). A row is held as its bytes,
 // [scale, codes] for the quantised formats (int4: two codes a byte, low nibble first), so what

@@ -102,7 +102,7 @@ AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const Posit
   if (const std::string why = validateCrossLayerKv(config); !why.empty()) throw std::invalid_argument(why);
   const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
   const int d = config.d_model;
-  // A9: a tensor per projection that exists, named by the roles it plays (wk, wkv, wqk or wqkv).
+  // Projection sharing: a tensor per projection that exists, named by the roles it plays (wk, wkv, wqk or wqkv).
   const std::string keyRoles = std::string(sharing->queryIsKey ? "q" : "") + "k" + (sharing->valueIsKey ? "v" : "");
   if (!sharing->queryIsKey) wq_ = &params.add(prefix + "wq.weight", {H_ * dHead_, d});
   if (sharing->latent) {
@@ -150,7 +150,8 @@ void AttentionLayer::project(const Mat& in, const Param& W, const Param* b, Mat&
   else ops::linearForward(in, W.value, bias, out);
 }
 
-// G1 and G3 as key gates: key_gate[b, h, t] = g[b, h, t] * p[b*T + t] (each factor 1 when absent).
+// The retention gate and presence as key gates: key_gate[b, h, t] = g[b, h, t] * p[b*T + t]
+// (each factor 1 when absent).
 double AttentionLayer::keyGateForward(const Mat& x, const Mat& h, int B, int T, AttentionActs& a) const {
   a.presence.clear();
   a.retention.clear();
@@ -182,7 +183,7 @@ void AttentionLayer::keyGateBackward(const Mat& x, const AttentionActs& a, const
   if (retention_) retention_->backward(x, a.retention, dG, B, T, dx);
 }
 
-// G3 as receiver (o_i *= p_i), then G2 (o_i *= gate_i), on the merged head outputs.
+// Presence as receiver (o_i *= p_i), then the output gate (o_i *= gate_i), on the merged head outputs.
 void AttentionLayer::gateOutputs(const Mat& x, AttentionActs& a) const {
   if (a.presence.empty() && !outputGate_) return;
   a.o_ungated = a.o_flat;
@@ -213,7 +214,7 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
   if (wdkv_) project(x, *wdkv_, nullptr, a.latent);  // latent KV: c = W_DKV x, the keys' and values' input
   const Mat& kvIn = wdkv_ ? a.latent : x;
   if (ownKv) {
-    project(kvIn, *wk_, bk_, a.k_flat);  // A9: shared roles reuse the key projection
+    project(kvIn, *wk_, bk_, a.k_flat);  // shared roles reuse the key projection
     splitHeads(a.k_flat, B, T, Hkv_, dHead_, a.k);
   } else {
     readSourceKv(a);  // cross-layer KV: the source's k, v, already gated and rotated
@@ -230,7 +231,7 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
   } else if (ownKv) {
     a.v = a.k;
   }
-  if (valueGate_ && ownKv) {  // G4: v <- sigmoid(v)
+  if (valueGate_ && ownKv) {  // the value gate: v <- sigmoid(v)
     valueGateForward(a.v);
     a.v_gated = a.v;
   }
@@ -324,7 +325,7 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
     if (ownKv && rotateValues) rotateHeads(dV, a.angles, B, Hkv_, T, dHead_, true);
   }
   if (valueGate_ && ownKv) valueGateBackward(a.v_gated, dV);  // from v = sigmoid(v_pre)
-  // A9: roles that share the key projection send their gradients to it
+  // Projection sharing: roles that share the key projection send their gradients to it
   if (!wq_) addRepeatedHeadGrads(dQ, B, T, Hkv_, H_ / Hkv_, dHead_, dK);  // from q[h] = k[h / group]
   if (!wv_ && ownKv)
     for (size_t i = 0; i < dK.size(); ++i) dK[i] += dV[i];  // from v = k

@@ -33,12 +33,12 @@ struct AttentionActs {
   std::vector<float> scores, weights;   // [B, H, T, T]
   std::vector<float> o;                 // head-major output
   Mat o_flat;                           // [B*T, H*d_head] what the output projection reads
-  std::vector<float> v_gated;           // values after the value gate, before any rotation (G4)
-  std::vector<float> presence;          // [B*T] presence p (G3), when the variant needs it
-  std::vector<float> retention;         // [B, H, T] retention gate g (G1), when enabled
+  std::vector<float> v_gated;           // values after the value gate, before any rotation
+  std::vector<float> presence;          // [B*T] presence p, when the variant needs it
+  std::vector<float> retention;         // [B, H, T] retention gate g, when enabled
   std::vector<float> key_gate;          // [B, H, T] the key gate the variant received (g * p), or empty
   Mat o_ungated;                        // [B*T, H*d_head] o_flat before receiver presence and output gate
-  Mat out_gate;                         // [B*T, H*d_head] or [B*T, H] output gate values (G2)
+  Mat out_gate;                         // [B*T, H*d_head] or [B*T, H] output gate values
   Mat o_before_head_gains;              // o_flat before the head gains (only while gains are set)
   // Cross-layer KV (model/cross_layer_kv.h): a reader's pointer to its source layer's activations,
   // set by the model; and on a source, the gradients wrt its k, v its readers' backward sent.
@@ -52,8 +52,8 @@ struct DecodeToken {
   std::vector<float> q;          // [H, d_head] after rotation
   std::vector<float> k, v;       // [Hkv, d_head] after value gate and rotation
   std::vector<float> latent;     // [d_c] latent KV c = W_DKV x, what the cache holds (empty without)
-  std::vector<float> retention;  // [H] G1 gate g of this token as a key, or empty
-  float presence = 1.0f;         // G3 p of this token (1 when the variant has none)
+  std::vector<float> retention;  // [H] retention gate g of this token as a key, or empty
+  float presence = 1.0f;         // presence p of this token (1 when the variant has none)
   Mat angles;                    // [1, pairs] rotary angles, empty without rotation
 };
 

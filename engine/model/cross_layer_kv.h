@@ -1,5 +1,5 @@
 #pragma once
-// Cross-layer KV sharing (A16; cross-layer attention of Brandon et al. 2024, seed 001): with
+// Cross-layer KV sharing (cross-layer attention of Brandon et al. 2024): with
 // model.kv_share_group = G > 1, consecutive groups of G layers (the last may be shorter) attend
 // over one set of keys and values. The group's first layer, its source, computes K/V from its own
 // input as usual; the others, its readers, have no W_k/W_v (nor k/v biases) and read the source's

@@ -18,7 +18,7 @@ void linear(const Mat& x, const Mat& W, const Mat& b, Mat& y, bool rowStable) {
 }
 }  // namespace
 
-// ---- G2 output gate -------------------------------------------------------------------------
+// ---- output gate ----------------------------------------------------------------------------
 
 std::optional<OutputGateKind> outputGateKindOf(const std::string& name) {
   if (name == "none") return OutputGateKind::none;
@@ -69,7 +69,7 @@ void OutputGate::backward(const Mat& x, const Mat& oUngated, const Mat& gate, Ma
   dx += dxPart;
 }
 
-// ---- G1 retention gate ----------------------------------------------------------------------
+// ---- retention gate -------------------------------------------------------------------------
 
 RetentionGate::RetentionGate(int heads, int dModel, double lossWeight, const std::string& prefix, ParamStore& params)
     : heads_(heads), lossWeight_(lossWeight) {
@@ -108,7 +108,7 @@ void RetentionGate::backward(const Mat& x, const std::vector<float>& g, const st
   dx += dxPart;
 }
 
-// ---- G4 value gate --------------------------------------------------------------------------
+// ---- value gate -----------------------------------------------------------------------------
 
 void valueGateForward(std::vector<float>& v) {
   for (float& x : v) x = sigmoid(x);

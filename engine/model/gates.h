@@ -1,12 +1,12 @@
 #pragma once
 // The gates an attention layer applies around its variant (catalogue section 3). One shared
 // implementation each, whatever the variant:
-//   G1 retention: g_j = sigmoid(w_h . x_j + c_h) per key and head, a soft multiplier on key j's
+//   retention:    g_j = sigmoid(w_h . x_j + c_h) per key and head, a soft multiplier on key j's
 //                 contribution (handed to the variant as its key gate); the loss adds
 //                 lambda * mean(g) so that the model learns to keep few keys;
-//   G2 output:    o_i <- o_i * sigmoid(W_g x_i + b_g), element-wise or one scalar per head (A10);
-//   G3 presence:  in attention/presence.h, beside the variants that use it (OAttention);
-//   G4 value:     v_j <- sigmoid(v_j) (sigmoid-value detector heads, A8).
+//   output:       o_i <- o_i * sigmoid(W_g x_i + b_g), element-wise or one scalar per head;
+//   presence:     in attention/presence.h, beside the variants that use it (OAttention);
+//   value:        v_j <- sigmoid(v_j) (sigmoid-value detector heads).
 // x is the layer's normalised input, [B*T, d_model] token rows. Forward beside backward; backward
 // functions accumulate (+=) into parameter gradients and into dx.
 #include <optional>
@@ -20,7 +20,7 @@
 
 namespace attnlab {
 
-// ---- G2 output gate -------------------------------------------------------------------------
+// ---- output gate ----------------------------------------------------------------------------
 
 enum class OutputGateKind { none, elementwise, headwise };
 constexpr const char* kOutputGateNames = "none, elementwise, headwise";
@@ -44,7 +44,7 @@ class OutputGate {
   Param *w_, *b_;
 };
 
-// ---- G1 retention gate ----------------------------------------------------------------------
+// ---- retention gate -------------------------------------------------------------------------
 
 class RetentionGate {
  public:
@@ -64,7 +64,7 @@ class RetentionGate {
   Param *w_, *b_;
 };
 
-// ---- G4 value gate --------------------------------------------------------------------------
+// ---- value gate -----------------------------------------------------------------------------
 
 // v <- sigmoid(v), element-wise.
 void valueGateForward(std::vector<float>& v);

@@ -1,4 +1,4 @@
-// Latent KV (A16, MLA of seed 003): keys and values are up-projections of one shared latent,
+// Latent KV (multi-head latent attention, MLA): keys and values are up-projections of one shared latent,
 //   c = W_DKV x,  k = W_UK c,  v = W_UV c,
 // so the decoding cache need hold only c (d_c floats per token and layer) and expands keys and
 // values from it. AttentionLayer's share of it: the parameters, the latent's backward, and the
@@ -38,7 +38,7 @@ void AttentionLayer::expandLatents(const float* latents, int n, Mat& keys, Mat& 
   const Mat c = ConstMatMap(latents, n, latentDim());
   project(c, *wk_, bk_, keys);
   project(c, *wv_, bv_, values);
-  if (valueGate_) {  // G4 on the expanded values, as forward gates v
+  if (valueGate_) {  // the value gate on the expanded values, as forward gates v
     std::vector<float> v(values.data(), values.data() + values.size());
     valueGateForward(v);
     std::copy(v.begin(), v.end(), values.data());

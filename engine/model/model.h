@@ -54,7 +54,7 @@ class Model {
   void decodeToken(int token, int pos, const DecodeAttention& attention, Mat& logits) const;
   const AttentionLayer& attentionLayer(int layer) const;
 
-  // Head mask hook (X3, analysis/head_importance.h): gains[layer][head] scale each head's output
+  // Head mask hook (head importance, analysis/head_importance.h): gains[layer][head] scale each head's output
   // (0 ablates it); an empty list switches the hook off (the default, at no cost). Setting clears
   // the accumulated d(loss)/d(gain), which every backward() adds to while the gains are set (set
   // them before the forward pass whose backward should see them).

@@ -1,10 +1,10 @@
 #pragma once
-// A9 projection sharing: which of the query, key and value projections are one weight.
+// Projection sharing: which of the query, key and value projections are one weight.
 //   "qkv"    standard: wq, wk, wv;
 //   "q_k=v"  keys and values share one projection (wkv); one cached tensor per token;
 //   "q=k_v"  queries and keys share one projection (wqk): scores are symmetric before masking;
 //   "q=k=v"  a single projection (wqkv);
-//   "latent" latent KV (MLA, seed 003): c = W_DKV x (wdkv, d_c = model.kv_latent_dim), k = W_UK c
+//   "latent" latent KV (multi-head latent attention, MLA): c = W_DKV x (wdkv, d_c = model.kv_latent_dim), k = W_UK c
 //            (wuk), v = W_UV c (wuv); the decoding cache holds c only, 4 d_c bytes per token and
 //            layer, and expands keys and values from it. No rotary encoding: a rotation R_j between
 //            q and W_UK breaks the absorbed form q^T W_UK c (MLA's decoupled rope key is not built).

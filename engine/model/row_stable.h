@@ -2,7 +2,7 @@
 // A linear map whose result for a token row is bitwise a function of that row alone.
 // Eigen's blocked product rounds a row differently depending on where the blocking puts it
 // (main panel or remainder), so inserting a token can change the last bit of its neighbours'
-// projections. Exact contracts such as OAttention's null insertion (catalogue A5) need the
+// projections. Exact contracts such as OAttention's null insertion need the
 // neighbours untouched to the bit, so presence-coupled layers project with this instead.
 #include "core/tensor.h"
 

@@ -16,7 +16,7 @@ const SettingSpec kRotateValues{"rotate_values", 0, 0, 1, true,
 inline double softplus(double z) { return z > 20 ? z : std::log1p(std::exp(z)); }
 inline double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 
-// P7: RoPE's 2x2 blocks, but pair m of token t turns by phi_{t,m} = sum_{s<=t} omega_m(x_s), an
+// Accumulated rotation: RoPE's 2x2 blocks, but pair m of token t turns by phi_{t,m} = sum_{s<=t} omega_m(x_s), an
 // angle accumulated along the sequence from per-token increments:
 //   omega_mode 0: omega(x_s) = softplus(W_l x_s + b_l), learned per layer from the layer's
 //                 normalised input; b starts at softplus^-1(freq_m) and W near 0, so training

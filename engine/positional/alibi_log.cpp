@@ -3,8 +3,8 @@
 namespace attnlab {
 namespace {
 
-// P6: b_h(i, j) = -m_h log(1 + i - j). Far penalties grow slowly, so low-precision
-// exponentials underflow far less than under linear ALiBi (seed 000).
+// ALiBi with log distance: b_h(i, j) = -m_h log(1 + i - j). Far penalties grow slowly, so low-precision
+// exponentials underflow far less than under linear ALiBi (the ALiBi underflow paper).
 float logDistance(float d) { return std::log1p(d); }
 
 ATTNLAB_REGISTER(PositionalRegistry, "alibi_log", "s_ij -= m_h log(1 + i - j), m_h = 2^(-8h/H)",

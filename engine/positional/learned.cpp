@@ -4,7 +4,7 @@
 namespace attnlab {
 namespace {
 
-// P3: a learned table [context, d_model] added to the embeddings (GPT-2's wpe).
+// Learned absolute positions: a table [context, d_model] added to the embeddings (GPT-2's wpe).
 class LearnedAbsolute : public PositionalEncoding {
  public:
   std::string configure(const ModelConfig& config, ParamStore& params) override {

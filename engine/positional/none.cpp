@@ -3,7 +3,7 @@
 namespace attnlab {
 namespace {
 
-// P1: no positional information; causality alone tells tokens apart.
+// NoPE: no positional information; causality alone tells tokens apart.
 class NoPositional : public PositionalEncoding {
  public:
   std::string configure(const ModelConfig&, ParamStore&) override { return {}; }

@@ -6,7 +6,7 @@
 namespace attnlab {
 namespace {
 
-// P4: rotate pair m of q and k by pos * theta^(-2m/d_head). Only the first rotary_fraction of the
+// RoPE: rotate pair m of q and k by pos * theta^(-2m/d_head). Only the first rotary_fraction of the
 // pairs rotate; ntk_scale stretches the base for longer contexts. The settings after those are the
 // frequency rules of pretrained models: frequencies spread over the rotated dimensions rather than
 // the head's (GPT-NeoX's partial rotary), positions divided by linear_scale (rope_scaling

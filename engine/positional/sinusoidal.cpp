@@ -5,7 +5,7 @@
 namespace attnlab {
 namespace {
 
-// P2: fixed sinusoids added to the embeddings (Vaswani et al.).
+// Sinusoidal positions: fixed sinusoids added to the embeddings (Vaswani et al.).
 class Sinusoidal : public PositionalEncoding {
  public:
   std::string configure(const ModelConfig& config, ParamStore&) override {

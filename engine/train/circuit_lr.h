@@ -1,6 +1,6 @@
 #pragma once
 // Separate learning rates for the QK and OV circuits of attention, per layer and per step window
-// (seed 000: faster QK learning sharpens attention; seed 004: slowing upper-layer QK early helps).
+// (the circuit-speed papers: faster QK learning sharpens attention; slowing upper-layer QK early helps).
 // The QK circuit is W_q and W_k (and W_qk when they are shared), the OV circuit W_v and W_o;
 // a tensor serving both (W_kv, W_qkv) and everything else keep the base rate.
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Evaluation at any sequence length (length extrapolation, R6): the validation metrics of
+// Evaluation at any sequence length (length extrapolation): the validation metrics of
 // Trainer::evaluate on sequences of `seqLen` tokens, which may exceed the training length and
 // the model's context. Defined in trainer.cpp beside Trainer::evaluate, which is this at the
 // training length.

@@ -1,9 +1,9 @@
 #pragma once
-// QK-guard (seed 001): train.qk_guard = a score threshold (0: off). Every training step records
-// each layer's largest |s_ij| over the batch; a softmax layer whose largest score first exceeds
-// the threshold runs qk_norm (s_ij = tau_h q_i/|q_i| . k_j/|k_j|, so |s_ij| <= tau_h) from the
-// next step on, with tau_h starting at the threshold: the cap is the score the user called safe,
-// so the switched map may stay as sharp as that allows but no sharper (sqrt(d_head) would
+// QK-guard (after the QK-Guard paper on bf16 collapse): train.qk_guard = a score threshold (0: off).
+// Every training step records each layer's largest |s_ij| over the batch; a softmax layer whose largest
+// score first exceeds the threshold runs qk_norm (s_ij = tau_h q_i/|q_i| . k_j/|k_j|, so |s_ij| <=
+// tau_h) from the next step on, with tau_h starting at the threshold: the cap is the score the user
+// called safe, so the switched map may stay as sharp as that allows but no sharper (sqrt(d_head) would
 // blunt it at once). The switch lives in model.attention, so checkpoints keep it.
 #include <string>
 #include <vector>

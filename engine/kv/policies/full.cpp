@@ -3,7 +3,7 @@
 namespace attnlab {
 namespace {
 
-// E0: the dense reference; every entry stays.
+// The dense reference: every entry stays.
 class FullPolicy : public EvictionPolicy {
  public:
   std::string configure(const Settings&, const ModelConfig&) override { return {}; }

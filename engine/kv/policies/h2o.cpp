@@ -7,7 +7,7 @@ namespace {
 
 const SettingSpec kRecent{"recent_ratio", 0.5, 0, 1, false, "share of the budget given to the most recent positions"};
 
-// E3 (H2O): a recent window of floor(r B) entries, the rest by the largest attention received so
+// H2O: a recent window of floor(r B) entries, the rest by the largest attention received so
 // far (summed over every past query and the KV head's query heads: "heavy hitters").
 class H2oPolicy : public EvictionPolicy {
  public:

@@ -4,7 +4,7 @@
 namespace attnlab {
 namespace {
 
-// E7: keep the keys of lowest L2 norm (low-norm keys tend to draw the most attention).
+// K-norm: keep the keys of lowest L2 norm (low-norm keys tend to draw the most attention).
 class KNormPolicy : public EvictionPolicy {
  public:
   std::string configure(const Settings&, const ModelConfig&) override { return {}; }

@@ -6,7 +6,7 @@
 namespace attnlab {
 namespace {
 
-// E6 (KeyDiff): score -cos(k_j, mean k) over the head's live keys: keys most like the mean go
+// KeyDiff: score -cos(k_j, mean k) over the head's live keys: keys most like the mean go
 // first, so the cache keeps diverse keys. Keys are the cached ones (after rotation).
 class KeyDiffPolicy : public EvictionPolicy {
  public:

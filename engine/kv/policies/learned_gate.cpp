@@ -8,7 +8,7 @@ namespace {
 const SettingSpec kThreshold{"threshold", 0.5, 0, 1, false, "without a budget: entries with g below it are removed"};
 const SettingSpec kKeepRecent{"keep_recent", 0, 0, 1e6, true, "w: the most recent w positions always stay"};
 
-// E9: the retention gate G1 applied hard. Without a budget an entry whose g (the largest over
+// The learned gate: the retention gate applied hard. Without a budget an entry whose g (the largest over
 // its KV head's query heads) is below the threshold is removed; with a budget the top B by g stay.
 // Kept entries still carry their soft g into the attention, as in training, so a threshold of 0
 // reproduces the dense model exactly.

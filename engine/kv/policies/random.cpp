@@ -15,7 +15,7 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// E8: the baseline. Each entry draws one priority when it arrives (a function of seed, layer,
+// Random eviction, the baseline. Each entry draws one priority when it arrives (a function of seed, layer,
 // head and position), so the kept set is a uniformly random subset that never reshuffles.
 class RandomPolicy : public EvictionPolicy {
  public:

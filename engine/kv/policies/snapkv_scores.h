@@ -1,5 +1,5 @@
 #pragma once
-// SnapKV's scores (E5), shared by snapkv.cpp and the budget-allocation policies that rank entries
+// SnapKV's scores, shared by snapkv.cpp and the budget-allocation policies that rank entries
 // the same way and differ in how many each head or layer keeps (adakv.cpp, pyramidkv.cpp).
 #include <algorithm>
 #include <deque>
@@ -12,7 +12,7 @@ namespace attnlab {
 inline const SettingSpec kSnapWindow{"window", 8, 1, 4096, true, "w: the observation window, the last w queries (their keys always stay)"};
 inline const SettingSpec kSnapKernel{"kernel", 5, 1, 63, true, "width in positions of the max-pooling over neighbouring keys"};
 
-// E5 (SnapKV), decoding form: keys are scored by the attention the last w queries (the
+// SnapKV, decoding form: keys are scored by the attention the last w queries (the
 // observation window) gave them, max-pooled over keys within kernel / 2 positions so that
 // neighbours of important keys stay too; the window's own keys are kept. (The original scores
 // once, after the prompt; here the window slides with every step, so it also works while decoding.)

@@ -5,7 +5,7 @@ namespace {
 
 const SettingSpec kSinks{"sinks", 4, 0, 1e6, true, "s: the first s positions always stay (attention sinks)"};
 
-// E2 (StreamingLLM): the first s "sink" positions plus the most recent B - s.
+// StreamingLLM: the first s "sink" positions plus the most recent B - s.
 class StreamingLlmPolicy : public EvictionPolicy {
  public:
   std::vector<SettingSpec> settingSpecs() const override { return {kSinks}; }

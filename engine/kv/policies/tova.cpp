@@ -3,7 +3,7 @@
 namespace attnlab {
 namespace {
 
-// E4 (TOVA): drop the entries the current query attends to least (mean over the KV head's query heads).
+// TOVA: drop the entries the current query attends to least (mean over the KV head's query heads).
 class TovaPolicy : public EvictionPolicy {
  public:
   std::string configure(const Settings&, const ModelConfig&) override { return {}; }

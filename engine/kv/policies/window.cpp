@@ -3,7 +3,7 @@
 namespace attnlab {
 namespace {
 
-// E1: the most recent B entries.
+// Window: the most recent B entries.
 class WindowPolicy : public EvictionPolicy {
  public:
   std::string configure(const Settings&, const ModelConfig&) override { return {}; }
