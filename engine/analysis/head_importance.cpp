@@ -195,7 +195,7 @@ class HeadImportanceAnalysis : public Analysis {
 };
 
 ATTNLAB_REGISTER(AnalysisRegistry, "head_importance",
-                 "X3: ablation and gradient importance per head; head-drop curves in ascending, descending, random order",
+                 "ablation and gradient importance per head; head-drop curves in ascending, descending, random order",
                  [] { return std::make_unique<HeadImportanceAnalysis>(); });
 
 }  // namespace

@@ -214,7 +214,7 @@ class MapDiagnosticsAnalysis : public Analysis {
 };
 
 ATTNLAB_REGISTER(AnalysisRegistry, "map_diagnostics",
-                 "X2: entropy (raw, normalised), mean distance, sink, previous-token, induction score, effective rank per head",
+                 "entropy (raw, normalised), mean distance, sink, previous-token, induction score, effective rank per head",
                  [] { return std::make_unique<MapDiagnosticsAnalysis>(); });
 
 }  // namespace

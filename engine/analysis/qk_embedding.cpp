@@ -158,7 +158,7 @@ class QkEmbeddingAnalysis : public Analysis {
 };
 
 ATTNLAB_REGISTER(AnalysisRegistry, "qk_embedding",
-                 "X4: one head's queries and keys jointly in 3D (keys moved to the query mean, norms matched, PCA); corr(q.k, distance)",
+                 "one head's queries and keys jointly in 3D (keys moved to the query mean, norms matched, PCA); corr(q.k, distance)",
                  [] { return std::make_unique<QkEmbeddingAnalysis>(); });
 
 }  // namespace

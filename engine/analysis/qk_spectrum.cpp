@@ -252,7 +252,7 @@ class QkSpectrumAnalysis : public Analysis {
 };
 
 ATTNLAB_REGISTER(AnalysisRegistry, "qk_spectrum",
-                 "X1: eigenvalues, singular values, skew share, Henrici departure of M = W_q^T W_k per head, Ginibre null, RoPE blocks",
+                 "eigenvalues, singular values, skew share, Henrici departure of M = W_q^T W_k per head, Ginibre null, RoPE blocks",
                  [] { return std::make_unique<QkSpectrumAnalysis>(); });
 
 }  // namespace

@@ -45,7 +45,7 @@ class RolloutAnalysis : public Analysis {
   }
 };
 
-ATTNLAB_REGISTER(AnalysisRegistry, "rollout", "X5: attention rollout prod_l (mean_h A_l + I)/2 on the probe",
+ATTNLAB_REGISTER(AnalysisRegistry, "rollout", "attention rollout prod_l (mean_h A_l + I)/2 on the probe",
                  [] { return std::make_unique<RolloutAnalysis>(); });
 
 }  // namespace

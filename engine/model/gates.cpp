@@ -124,12 +124,12 @@ namespace attnlab {
 
 const std::vector<GateInfo>& gateCatalogue() {
   static const std::vector<GateInfo> gates = {
-      {"retention_gate", "G1: g_j = sigmoid(w.x_j + c) per head; softmax adds log g_j, sigmoid multiplies a_ij by g_j; "
+      {"retention_gate", "g_j = sigmoid(w.x_j + c) per head; softmax adds log g_j, sigmoid multiplies a_ij by g_j; "
                          "loss += lambda mean(g)  (model.retention_gate=true, model.retention_sparsity=lambda)"},
-      {"output_gate", "G2/A10: o_i *= sigmoid(W_g x_i), per element or one scalar per head  (model.output_gate=elementwise|headwise)"},
-      {"presence", "G3: p_i = ||h_i||^2 / (tau + ||h_i||^2) of the block input h; oattention's source and receiver gate  "
+      {"output_gate", "o_i *= sigmoid(W_g x_i), per element or one scalar per head  (model.output_gate=elementwise|headwise)"},
+      {"presence", "p_i = ||h_i||^2 / (tau + ||h_i||^2) of the block input h; oattention's source and receiver gate  "
                    "(model.attention_settings.presence_tau)"},
-      {"value_gate", "G4/A8: v_j <- sigmoid(v_j), sigmoid-value detector heads  (model.value_gate=true)"},
+      {"value_gate", "v_j <- sigmoid(v_j), sigmoid-value detector heads  (model.value_gate=true)"},
   };
   return gates;
 }

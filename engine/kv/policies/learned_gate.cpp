@@ -39,7 +39,7 @@ class LearnedGatePolicy : public EvictionPolicy {
   int keepRecent_ = 0;
 };
 
-ATTNLAB_REGISTER(EvictionPolicyRegistry, "learned_gate", "G1 applied hard: remove entries with g < threshold, or keep the top B by g",
+ATTNLAB_REGISTER(EvictionPolicyRegistry, "learned_gate", "the retention gate applied hard: remove entries with g < threshold, or keep the top B by g",
                  [] { return std::make_unique<LearnedGatePolicy>(); });
 
 }  // namespace
