@@ -24,14 +24,6 @@
 namespace attnlab {
 
 namespace {
-// A discarded model's buffers (hundreds of megabytes for a large preset or an opened model) take
-// up to a second to free: the last owner is a pool thread, never the UI thread.
-template <typename T>
-void disposeOn(QThreadPool& pool, std::unique_ptr<T> doomed) {
-  if (!doomed) return;
-  pool.start([owner = std::shared_ptr<T>(std::move(doomed))]() mutable { owner.reset(); });
-}
-
 using Clock = std::chrono::steady_clock;
 // At most ~10 probe traces per second: enough for a live heatmap, cheap beside training.
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
@@ -227,6 +219,7 @@ std::shared_ptr<TrainingSession::Run> TrainingSession::newRun() {
 }
 
 void TrainingSession::launch(std::shared_ptr<Run> run) {
+  dispose(detachRun());  // none, unless a slot of the saves a discard reported launched one
   run_ = std::move(run);
   Run* r = run_.get();  // the session keeps it until the worker is joined (joinWorker() or dispose())
   r->thread = std::thread([this, r] { workerMain(*r); });
@@ -250,6 +243,8 @@ std::shared_ptr<TrainingSession::Run> TrainingSession::detachRun() {
   return run;
 }
 
+// A discarded model's buffers (hundreds of megabytes for a large preset or an opened model) take
+// up to a second to free: the last owner is a pool thread (or the retired worker), never the UI thread.
 void TrainingSession::dispose(std::shared_ptr<Run> run) {
   if (!run) return;
   disposal_.start([run = std::move(run)]() mutable {
