@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <thread>
 #include <stdexcept>
 #include <utility>
 
@@ -16,17 +17,13 @@
 
 #include "worker_priority.h"
 
+#ifdef __linux__
+#include <pthread.h>
+#endif
+
 namespace attnlab {
 
 namespace {
-// A discarded model's buffers (hundreds of megabytes for a large preset or an opened model) take
-// up to a second to free: the last owner is a pool thread, never the UI thread.
-template <typename T>
-void disposeOn(QThreadPool& pool, std::unique_ptr<T> doomed) {
-  if (!doomed) return;
-  pool.start([owner = std::shared_ptr<T>(std::move(doomed))]() mutable { owner.reset(); });
-}
-
 using Clock = std::chrono::steady_clock;
 // At most ~10 probe traces per second: enough for a live heatmap, cheap beside training.
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
@@ -106,9 +103,50 @@ struct TrainingSession::WorkerProbe {
   int tracedStep = -1;  // the step of the last published trace, -1 none since the probe changed
 };
 
+struct TrainingSession::Run {
+  quint64 id = 0;
+  // UI thread: started by launch(), joined by joinWorker() or, once the run is retired, by dispose().
+  std::thread thread;
+  int savesAwaited = 0;  // UI thread: save requests handed to the worker and not yet reported
+
+  // Set before the worker starts. Then used only by the worker while it lives, and after the join
+  // only by the UI thread, or by the pool thread the run was disposed on. A retired worker frees
+  // its trainer or model itself when it ends.
+  std::optional<ExperimentConfig> config;  // none: go on with `trainer` (open(), continueFor())
+  int continueSteps = 0;                   // continueFor(): the worker extends the run by this many steps
+  std::unique_ptr<Trainer> trainer;
+  // An opened model instead of a trainer (openModel()).
+  std::unique_ptr<Model> openedModel;
+  std::shared_ptr<const Vocabulary> openedVocabulary;
+  std::vector<int> openedProbe;
+  std::string openedName;
+
+  std::mutex mutex;
+  std::condition_variable wake;  // pause/resume/stop/step/save/probe changes, for a waiting worker
+  std::atomic<bool> pauseRequested{false};
+  std::atomic<bool> stopRequested{false};
+  std::atomic<bool> retired{false};  // discarded: nothing it publishes is delivered; it frees what it holds
+  std::atomic<bool> notificationQueued{false};
+  std::atomic<bool> probeRequested{false};
+  // Guarded by mutex:
+  std::optional<ProbeRequest> probeRequest;
+  std::optional<HeadGains> gainsRequest;
+  int stepsGranted = 0;  // single steps asked for while paused
+  std::vector<SaveRequest> saveRequests;
+  bool workerDone = false;  // the worker takes no more requests
+  Mailbox mailbox;
+};
+
 TrainingSession::TrainingSession(QObject* parent) : QObject(parent) {}
 
-TrainingSession::~TrainingSession() { joinWorker(); }
+TrainingSession::~TrainingSession() {
+  if (run_) {
+    run_->retired = true;  // nothing it publishes now is delivered
+    requestStop(*run_);
+    dispose(std::move(run_));
+  }
+  disposal_.waitForDone();  // every retired worker is joined, every discarded model freed
+}
 
 QString TrainingSession::stateName(State state) {
   switch (state) {
@@ -125,120 +163,151 @@ QString TrainingSession::stateName(State state) {
 // ---- UI thread -------------------------------------------------------------------------------
 
 void TrainingSession::start(const ExperimentConfig& config) {
-  discardRun();
-  disposeOn(disposal_, std::move(trainer_));
-  ++run_;
+  dispose(detachRun());
   emit cleared();
-  launch(config);
+  std::shared_ptr<Run> run = newRun();
+  run->config = config;
+  launch(std::move(run));
   setState(State::Running);
 }
 
 void TrainingSession::open(std::unique_ptr<Trainer> trainer) {
-  discardRun();
-  disposeOn(disposal_, std::move(trainer_));
-  trainer_ = std::move(trainer);
-  ++run_;
+  dispose(detachRun());
   emit cleared();
   std::vector<LossPoint> points;
-  for (const TrainPoint& p : trainer_->history()) points.push_back(lossPointOf(p));
+  for (const TrainPoint& p : trainer->history()) points.push_back(lossPointOf(p));
   if (!points.empty()) emit lossPointsAdded(points);
-  emit progressed(progressOf(*trainer_));
-  const bool finished = trainer_->finished();
-  pauseRequested_ = true;
-  launch(std::nullopt);
+  emit progressed(progressOf(*trainer));
+  const bool finished = trainer->finished();
+  std::shared_ptr<Run> run = newRun();
+  run->trainer = std::move(trainer);
+  run->pauseRequested = true;
+  launch(std::move(run));
   setState(finished ? State::Finished : State::Paused);
 }
 
 void TrainingSession::openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary,
                                 std::vector<int> probe, std::string name) {
-  discardRun();
-  disposeOn(disposal_, std::move(trainer_));
-  openedModel_ = std::move(model);
-  openedVocabulary_ = std::move(vocabulary);
-  openedProbe_ = std::move(probe);
-  openedName_ = name.empty() ? "opened model" : std::move(name);
-  ++run_;
+  dispose(detachRun());
   emit cleared();
-  pauseRequested_ = true;
-  launch(std::nullopt);
+  std::shared_ptr<Run> run = newRun();
+  run->openedModel = std::move(model);
+  run->openedVocabulary = std::move(vocabulary);
+  run->openedProbe = std::move(probe);
+  run->openedName = name.empty() ? "opened model" : std::move(name);
+  run->pauseRequested = true;
+  launch(std::move(run));
   setState(State::Finished);
 }
 
+bool TrainingSession::hasOpenedModel() const { return run_ && run_->openedModel; }
+
 std::unique_ptr<Model> TrainingSession::takeOpenedModel() {
-  if (!openedModel_) return nullptr;
-  joinWorker();
-  std::unique_ptr<Model> model = std::move(openedModel_);
-  openedVocabulary_.reset();
-  ++run_;  // what the worker published last is stale now
+  if (!hasOpenedModel()) return nullptr;
+  joinWorker(*run_);  // it waits between two probe traces
+  std::unique_ptr<Model> model = std::move(run_->openedModel);
+  dispose(detachRun());  // what the worker published last is stale now
   setState(State::Idle);
   return model;
 }
 
-void TrainingSession::launch(std::optional<ExperimentConfig> config) {
+std::shared_ptr<TrainingSession::Run> TrainingSession::newRun() {
+  auto run = std::make_shared<Run>();
+  run->id = ++lastRunId_;
+  run->gainsRequest = std::exchange(pendingGains_, std::nullopt);  // gains set before the run started
+  return run;
+}
+
+void TrainingSession::launch(std::shared_ptr<Run> run) {
+  dispose(detachRun());  // none, unless a slot of the saves a discard reported launched one
+  run_ = std::move(run);
+  Run* r = run_.get();  // the session keeps it until the worker is joined (joinWorker() or dispose())
+  r->thread = std::thread([this, r] { workerMain(*r); });
+}
+
+std::shared_ptr<TrainingSession::Run> TrainingSession::detachRun() {
+  std::shared_ptr<Run> run = std::move(run_);
+  if (!run) return nullptr;
+  run->retired = true;
+  // Rare: a save is still being written (or its report is on its way). saved() reports every
+  // request, and before cleared(), so this discard waits for the worker.
+  if (run->savesAwaited > 0) joinWorker(*run);
+  else requestStop(*run);
+  std::vector<SaveResult> saves;
   {
-    std::lock_guard lock(mutex_);
-    mailbox_ = Mailbox{};
-    stopRequested_ = false;
-    if (config) pauseRequested_ = false;
-    stepsGranted_ = 0;
-    workerDone_ = false;
-    probeRequest_.reset();
-    probeRequested_ = false;
+    std::lock_guard lock(run->mutex);
+    saves.swap(run->mailbox.saves);
+    if (run->gainsRequest) pendingGains_ = std::move(run->gainsRequest);
   }
-  notificationQueued_ = false;
-  worker_ = QThread::create([this, config] { openedModel_ ? runOpenedWorker() : runWorker(config); });
-  worker_->setObjectName(QStringLiteral("attnlab-trainer"));
-  worker_->start();
+  emitSaves(saves);
+  return run;
+}
+
+// A discarded model's buffers (hundreds of megabytes for a large preset or an opened model) take
+// up to a second to free: the last owner is a pool thread (or the retired worker), never the UI thread.
+void TrainingSession::dispose(std::shared_ptr<Run> run) {
+  if (!run) return;
+  disposal_.start([run = std::move(run)]() mutable {
+    if (run->thread.joinable()) run->thread.join();  // the worker ends after its current step
+    run->trainer.reset();
+    run->openedModel.reset();
+    {
+      std::lock_guard lock(run->mutex);
+      run->mailbox = Mailbox{};  // an undelivered trace holds a copy of the weights
+    }
+    run.reset();
+  });
 }
 
 void TrainingSession::continueFor(int moreSteps) {
-  if (state_ != State::Finished || openedModel_ || moreSteps <= 0) return;
-  discardRun();  // joins the serving worker; the trainer is this thread's until the next launch
-  if (!trainer_) return;
-  continueSteps_ = moreSteps;  // the worker extends the run: rebuilding its task is engine work
-  pauseRequested_ = false;
-  launch(std::nullopt);
+  if (state_ != State::Finished || !run_ || run_->openedModel || moreSteps <= 0) return;
+  joinWorker(*run_);  // the serving worker, between two requests; the trainer is this thread's now
+  std::unique_ptr<Trainer> trainer = std::move(run_->trainer);
+  dispose(detachRun());
+  if (!trainer) return;
+  std::shared_ptr<Run> run = newRun();
+  run->trainer = std::move(trainer);
+  run->continueSteps = moreSteps;  // the worker extends the run: rebuilding its task is engine work
+  launch(std::move(run));
   setState(State::Running);
 }
 
 void TrainingSession::pause() {
-  if (state_ != State::Running) return;
+  if (state_ != State::Running || !run_) return;
   {
-    std::lock_guard lock(mutex_);
-    pauseRequested_ = true;
+    std::lock_guard lock(run_->mutex);
+    run_->pauseRequested = true;
   }
   setState(State::Paused);
 }
 
 void TrainingSession::resume() {
-  if (state_ != State::Paused) return;
+  if (state_ != State::Paused || !run_) return;
   {
-    std::lock_guard lock(mutex_);
-    pauseRequested_ = false;
+    std::lock_guard lock(run_->mutex);
+    run_->pauseRequested = false;
   }
-  wake_.notify_all();
+  run_->wake.notify_all();
   setState(State::Running);
 }
 
 void TrainingSession::step() {
-  if (state_ != State::Paused) return;
+  if (state_ != State::Paused || !run_) return;
   {
-    std::lock_guard lock(mutex_);
-    ++stepsGranted_;
+    std::lock_guard lock(run_->mutex);
+    ++run_->stepsGranted;
   }
-  wake_.notify_all();
+  run_->wake.notify_all();
 }
 
 void TrainingSession::stop() {
-  if (!worker_) return;
-  joinWorker();
-  deliver();  // what the worker published last, including how it ended
+  if (!run_ || !run_->thread.joinable()) return;
+  joinWorker(*run_);
+  deliver(run_->id);  // what the worker published last, including how it ended
 }
 
 void TrainingSession::reset() {
-  discardRun();
-  disposeOn(disposal_, std::move(trainer_));
-  ++run_;
+  dispose(detachRun());
   setState(State::Idle);
   emit cleared();
 }
@@ -251,73 +320,71 @@ void TrainingSession::drawProbe() { requestProbe({}); }
 
 void TrainingSession::setHeadGains(std::vector<std::vector<float>> gains) {
   headGains_ = gains;
-  {
-    std::lock_guard lock(mutex_);
-    gainsRequest_ = std::move(gains);
-    probeRequested_ = true;
+  if (!run_) {
+    pendingGains_ = std::move(gains);
+    return;
   }
-  wake_.notify_all();
+  {
+    std::lock_guard lock(run_->mutex);
+    run_->gainsRequest = std::move(gains);
+    run_->probeRequested = true;
+  }
+  run_->wake.notify_all();
 }
 
 void TrainingSession::requestProbe(ProbeRequest request) {
+  if (!run_) return;
   {
-    std::lock_guard lock(mutex_);
-    probeRequest_ = std::move(request);
-    probeRequested_ = true;
+    std::lock_guard lock(run_->mutex);
+    run_->probeRequest = std::move(request);
+    run_->probeRequested = true;
   }
-  wake_.notify_all();
+  run_->wake.notify_all();
 }
 
-bool TrainingSession::hasExperiment() const { return !openedModel_ && (worker_ != nullptr || trainer_ != nullptr); }
+bool TrainingSession::hasExperiment() const {
+  return run_ && !run_->openedModel && (run_->thread.joinable() || run_->trainer != nullptr);
+}
 
 void TrainingSession::save(const QString& dir, SaveKind kind) {
-  if (worker_) {
-    std::lock_guard lock(mutex_);
-    if (!workerDone_) {
-      saveRequests_.push_back({dir, kind});
-      wake_.notify_all();
+  if (run_ && run_->thread.joinable()) {
+    std::lock_guard lock(run_->mutex);
+    if (!run_->workerDone) {
+      run_->saveRequests.push_back({dir, kind});
+      ++run_->savesAwaited;
+      run_->wake.notify_all();
       return;
     }
   }
   // No worker, or one that has ended: the trainer is the UI thread's once joined. The worker's
   // last mail (how it ended) stays in the mailbox for deliver().
-  joinWorker();
+  if (run_) joinWorker(*run_);
+  const Trainer* trainer = run_ ? run_->trainer.get() : nullptr;
   SaveResult result{{dir, kind}, 0, {}};
-  if (!trainer_) {
+  if (!trainer) {
     result.error = tr("there is no trained or opened experiment to save");
   } else {
-    result.step = trainer_->stepsDone();
-    result.error = QString::fromStdString(saveCheckpoint(dir.toStdString(), *trainer_));
+    result.step = trainer->stepsDone();
+    result.error = QString::fromStdString(saveCheckpoint(dir.toStdString(), *trainer));
   }
   emitSaves({result});
-}
-
-void TrainingSession::discardRun() {
-  joinWorker();
-  disposeOn(disposal_, std::move(openedModel_));
-  openedVocabulary_.reset();
-  std::vector<SaveResult> saves;
-  {
-    std::lock_guard lock(mutex_);
-    saves.swap(mailbox_.saves);
-    mailbox_ = Mailbox{};
-  }
-  emitSaves(saves);
 }
 
 void TrainingSession::emitSaves(const std::vector<SaveResult>& saves) {
   for (const SaveResult& s : saves) emit saved(s.request.dir, s.step, s.error, s.request.kind);
 }
 
-void TrainingSession::deliver() {
-  notificationQueued_ = false;
+void TrainingSession::deliver(quint64 runId) {
+  if (!run_ || run_->id != runId) return;  // a retired run's mail: never shown
+  const std::shared_ptr<Run> run = run_;
+  run->notificationQueued = false;
   Mailbox mail;
   {
-    std::lock_guard lock(mutex_);
-    std::swap(mail, mailbox_);
+    std::lock_guard lock(run->mutex);
+    std::swap(mail, run->mailbox);
   }
+  run->savesAwaited -= static_cast<int>(mail.saves.size());
   // A slot may start or reset the session while we emit; then the rest of `mail` is stale.
-  const quint64 run = run_;
   if (!mail.points.empty()) emit lossPointsAdded(mail.points);
   if (run != run_) return;
   if (mail.progress) emit progressed(*mail.progress);
@@ -329,29 +396,33 @@ void TrainingSession::deliver() {
   emitSaves(mail.saves);
   if (run != run_) return;
   if (mail.pausedAt) {
-    if (state_ == State::Running && pauseRequested_) setState(State::Paused);  // it paused at the requested step
+    if (state_ == State::Running && run->pauseRequested) setState(State::Paused);  // it paused at the requested step
     emit pausedAt(*mail.pausedAt);
     if (run != run_) return;
   }
 
   if (mail.ended) {
-    if (*mail.ended != State::Finished) joinWorker();  // a finished worker stays to trace probes and save
+    if (*mail.ended != State::Finished) joinWorker(*run);  // it has ended; a finished worker stays to trace probes and save
     if (*mail.ended == State::Failed) emit failed(mail.error);
     if (run != run_) return;
     setState(*mail.ended);
   }
 }
 
-void TrainingSession::joinWorker() {
-  if (!worker_) return;
+void TrainingSession::requestStop(Run& r) {
   {
-    std::lock_guard lock(mutex_);
-    stopRequested_ = true;
+    std::lock_guard lock(r.mutex);
+    r.stopRequested = true;
   }
-  wake_.notify_all();
-  worker_->wait();
-  delete worker_;
-  worker_ = nullptr;
+  r.wake.notify_all();
+  { std::lock_guard lock(turnMutex_); }  // a worker waiting for its turn has seen the flag, or waits now
+  turnFree_.notify_all();
+}
+
+void TrainingSession::joinWorker(Run& r) {
+  if (!r.thread.joinable()) return;
+  requestStop(r);
+  r.thread.join();
 }
 
 void TrainingSession::setState(State state) {
@@ -362,69 +433,114 @@ void TrainingSession::setState(State state) {
 
 // ---- worker thread ---------------------------------------------------------------------------
 
-void TrainingSession::runWorker(std::optional<ExperimentConfig> config) {
+void TrainingSession::workerMain(Run& r) {
+#ifdef __linux__
+  pthread_setname_np(pthread_self(), "attnlab-trainer");
+#endif
   runBelowTheUi();
+  // A retired worker of this session may still finish its step (and free its model): this one
+  // waits for it here, off the UI thread.
+  const bool turn = takeTurn(r);
+  if (!turn) {
+    // Stopped before it began: nothing was computed. A finished opened run stays Finished.
+    const bool finished = r.openedModel || (r.trainer && r.continueSteps == 0 && r.trainer->finished());
+    finishWorker(r, finished ? std::nullopt : std::optional<State>(State::Stopped));
+  } else if (r.openedModel) {
+    runOpenedWorker(r);
+  } else {
+    runWorker(r);
+  }
+  if (r.retired) {  // no one will save or hand over what it holds: free it before the next run builds its own
+    r.trainer.reset();
+    r.openedModel.reset();
+  }
+  if (turn) releaseTurn();
+}
+
+bool TrainingSession::takeTurn(Run& r) {
+  std::unique_lock lock(turnMutex_);
+  turnFree_.wait(lock, [this, &r] { return !turnTaken_ || r.stopRequested; });
+  if (r.stopRequested) return false;
+  turnTaken_ = true;
+  return true;
+}
+
+void TrainingSession::releaseTurn() {
+  {
+    std::lock_guard lock(turnMutex_);
+    turnTaken_ = false;
+  }
+  turnFree_.notify_all();
+}
+
+void TrainingSession::runWorker(Run& r) {
   try {
-    if (config) trainer_ = std::make_unique<Trainer>(*config);
-    if (const int more = std::exchange(continueSteps_, 0); more > 0) trainer_ = extendedRun(*trainer_, more);
-    trainer_->setDiagnosticsProbe(layerDiagnosticsProbe(*trainer_));  // measured on this thread at validation steps
-    auto vocabulary = std::make_shared<const Vocabulary>(trainer_->task().vocabulary());
+    if (r.config) r.trainer = std::make_unique<Trainer>(*r.config);
+    if (const int more = std::exchange(r.continueSteps, 0); more > 0) r.trainer = extendedRun(*r.trainer, more);
+    Trainer& trainer = *r.trainer;
+    trainer.setDiagnosticsProbe(layerDiagnosticsProbe(trainer));  // measured on this thread at validation steps
+    auto vocabulary = std::make_shared<const Vocabulary>(trainer.task().vocabulary());
     auto run = std::make_shared<RunData>();
-    run->config = trainer_->config();
+    run->config = trainer.config();
     run->vocabulary = vocabulary;
-    run->sequenceLength = trainer_->sequenceLength();
-    run->hasAnswers = trainer_->task().hasAnswers();
-    run->evalBatches = validationBatches(*trainer_, kSnapshotEvalBatches, kSnapshotEvalSeed);
-    if (!config) run->qkHistory = trainer_->qkHistory().frames();  // an opened checkpoint's spectra past
-    WorkerProbe probe{trainer_->probeTokens(), Rng(trainer_->config().train.seed ^ kProbeDrawStream), vocabulary, run, {}};
+    run->sequenceLength = trainer.sequenceLength();
+    run->hasAnswers = trainer.task().hasAnswers();
+    run->evalBatches = validationBatches(trainer, kSnapshotEvalBatches, kSnapshotEvalSeed);
+    if (!r.config) run->qkHistory = trainer.qkHistory().frames();  // an opened checkpoint's spectra past
+    WorkerProbe probe{trainer.probeTokens(), Rng(trainer.config().train.seed ^ kProbeDrawStream), vocabulary, run, {}};
     {
-      std::lock_guard lock(mutex_);
-      if (gainsRequest_) probe.headGains = *gainsRequest_;  // gains set before the run started
+      std::lock_guard lock(r.mutex);
+      if (r.gainsRequest) probe.headGains = *r.gainsRequest;  // gains set before the run started
     }
-    trainUntilDoneOrStopped(*trainer_, probe);
-    if (!trainer_->finished()) return finishWorker(State::Stopped);
-    publishEnd(State::Finished);
-    serveUntilStopped(*trainer_, probe);
-    finishWorker(std::nullopt);  // Finished was announced already
+    trainUntilDoneOrStopped(r, trainer, probe);
+    if (!trainer.finished()) return finishWorker(r, State::Stopped);
+    publishEnd(r, State::Finished);
+    serveUntilStopped(r, trainer, probe);
+    finishWorker(r, std::nullopt);  // Finished was announced already
   } catch (const DivergenceError& e) {
-    finishWorker(State::Failed, tr("Training diverged: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(r, State::Failed, tr("Training diverged: %1").arg(QString::fromStdString(e.what())));
   } catch (const ConfigError& e) {
-    finishWorker(State::Failed, tr("Invalid configuration: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(r, State::Failed, tr("Invalid configuration: %1").arg(QString::fromStdString(e.what())));
   } catch (const std::exception& e) {
-    finishWorker(State::Failed, tr("Training failed: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(r, State::Failed, tr("Training failed: %1").arg(QString::fromStdString(e.what())));
   } catch (...) {
-    finishWorker(State::Failed, tr("Training failed with an unknown error"));
+    finishWorker(r, State::Failed, tr("Training failed with an unknown error"));
   }
 }
 
-void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& probe) {
+void TrainingSession::trainUntilDoneOrStopped(Run& r, Trainer& trainer, WorkerProbe& probe) {
   const TrainConfig& train = trainer.config().train;
-  publishTrace(trainer, probe);
+  publishTrace(r, trainer, probe);
   auto lastTrace = Clock::now();
 
   ProgressSnapshot progress = progressOf(trainer);
   StepTimer stepTimer;  // wall time per step over the recent steps, validation and traces included
   bool firstTimedStep = true;
   bool pauseAnnounced = false;  // a save or probe while paused wakes the worker without ending the pause
-  while (!trainer.finished() && !stopRequested_) {
-    serveRequests(trainer, probe);
+  while (!trainer.finished() && !r.stopRequested) {
+    serveRequests(r, trainer, probe);
     const int pauseAt = pauseAtStep_;
     if (pauseAt > 0 && trainer.stepsDone() >= pauseAt) {
-      pauseAtStep_ = 0;
-      pauseRequested_ = true;
+      std::lock_guard lock(r.mutex);
+      if (!r.stopRequested) {  // a discarded run leaves the pause-at step to the next one
+        int expected = pauseAt;
+        pauseAtStep_.compare_exchange_strong(expected, 0);
+        r.pauseRequested = true;
+      }
     }
-    const bool singleStep = pauseRequested_ && takeGrantedStep();
-    if (pauseRequested_ && !singleStep) {
-      if (probe.tracedStep != trainer.stepsDone()) publishTrace(trainer, probe);  // the map of the step we stopped at
-      if (!pauseAnnounced) publishPause(trainer.stepsDone());
+    const bool singleStep = r.pauseRequested && takeGrantedStep(r);
+    if (r.pauseRequested && !singleStep) {
+      if (probe.tracedStep != trainer.stepsDone()) publishTrace(r, trainer, probe);  // the map of the step we stopped at
+      if (!pauseAnnounced) publishPause(r, trainer.stepsDone());
       pauseAnnounced = true;
-      if (!waitWhilePaused()) break;
+      if (!waitWhilePaused(r)) break;
       continue;
     }
     pauseAnnounced = false;
 
     const auto began = Clock::now();
     const TrainPoint step = trainer.trainStep();
+    if (r.retired) break;  // discarded during the step: no one reads what it would publish
     // The trainer validates every train.eval_every steps and at the end; NaN on other steps.
     const LossPoint point = lossPointOf(step);
     if (!std::isnan(step.val_loss)) {
@@ -432,7 +548,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
       progress.accuracy = step.accuracy;
     }
     if (singleStep || trainer.finished() || Clock::now() - lastTrace >= kTraceInterval) {
-      publishTrace(trainer, probe);
+      publishTrace(r, trainer, probe);
       lastTrace = Clock::now();
     }
 
@@ -446,7 +562,7 @@ void TrainingSession::trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& pro
     progress.steps_per_second = stepTimer.settled() ? 1.0 / std::max(stepTimer.secondsPerStep(), 1e-9) : kNotMeasured;
     progress.seconds_left = stepTimer.secondsLeft(train.steps - step.step);
     addQkGuardNote(step, train.qk_guard, progress.qk_guard);
-    publishStep(point, progress);
+    publishStep(r, point, progress);
   }
 }
 
@@ -472,102 +588,102 @@ std::shared_ptr<const RunData> openedRunData(const Model& model, const std::shar
 }  // namespace
 
 // A fresh probe draw keeps the current probe.
-void TrainingSession::runOpenedWorker() {
-  runBelowTheUi();
+void TrainingSession::runOpenedWorker(Run& r) {
   try {
-    const Model& model = *openedModel_;
-    WorkerProbe probe{openedProbe_, Rng(1), openedVocabulary_, openedRunData(model, openedVocabulary_, openedProbe_, openedName_), {}};
+    const Model& model = *r.openedModel;
+    WorkerProbe probe{r.openedProbe, Rng(1), r.openedVocabulary,
+                      openedRunData(model, r.openedVocabulary, r.openedProbe, r.openedName), {}};
     {
-      std::lock_guard lock(mutex_);
-      if (gainsRequest_) probe.headGains = *gainsRequest_;
+      std::lock_guard lock(r.mutex);
+      if (r.gainsRequest) probe.headGains = *r.gainsRequest;
     }
-    publishTrace(model, 0, probe);
-    publishEnd(State::Finished);
+    publishTrace(r, model, 0, probe);
+    publishEnd(r, State::Finished);
     const auto keep = [&probe](Rng&) { return probe.tokens; };
     for (;;) {
       {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [this] { return stopRequested_ || probeRequested_ || !saveRequests_.empty(); });
-        if (stopRequested_) break;
+        std::unique_lock lock(r.mutex);
+        r.wake.wait(lock, [&r] { return r.stopRequested || r.probeRequested || !r.saveRequests.empty(); });
+        if (r.stopRequested) break;
       }
-      saveRequested(nullptr);
-      if (takeProbeRequest(model.config(), keep, probe)) {
+      saveRequested(r, nullptr);
+      if (takeProbeRequest(r, model.config(), keep, probe)) {
         {
-          std::lock_guard lock(mutex_);
-          mailbox_.tracing = static_cast<int>(probe.tokens.size());
+          std::lock_guard lock(r.mutex);
+          r.mailbox.tracing = static_cast<int>(probe.tokens.size());
         }
-        notifyUi();
-        publishTrace(model, 0, probe);
+        notifyUi(r);
+        publishTrace(r, model, 0, probe);
       }
     }
-    finishWorker(std::nullopt);
+    finishWorker(r, std::nullopt);
   } catch (const std::exception& e) {
-    finishWorker(State::Failed, tr("Tracing the opened model failed: %1").arg(QString::fromStdString(e.what())));
+    finishWorker(r, State::Failed, tr("Tracing the opened model failed: %1").arg(QString::fromStdString(e.what())));
   }
 }
 
-void TrainingSession::serveUntilStopped(const Trainer& trainer, WorkerProbe& probe) {
+void TrainingSession::serveUntilStopped(Run& r, const Trainer& trainer, WorkerProbe& probe) {
   for (;;) {
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopRequested_ || probeRequested_ || !saveRequests_.empty(); });
-      if (stopRequested_) return;
+      std::unique_lock lock(r.mutex);
+      r.wake.wait(lock, [&r] { return r.stopRequested || r.probeRequested || !r.saveRequests.empty(); });
+      if (r.stopRequested) return;
     }
-    serveRequests(trainer, probe);
+    serveRequests(r, trainer, probe);
   }
 }
 
-void TrainingSession::serveRequests(const Trainer& trainer, WorkerProbe& probe) {
-  saveRequested(&trainer);
-  if (takeProbeRequest(trainer, probe)) publishTrace(trainer, probe);
+void TrainingSession::serveRequests(Run& r, const Trainer& trainer, WorkerProbe& probe) {
+  saveRequested(r, &trainer);
+  if (takeProbeRequest(r, trainer, probe)) publishTrace(r, trainer, probe);
 }
 
-void TrainingSession::saveRequested(const Trainer* trainer) {
+void TrainingSession::saveRequested(Run& r, const Trainer* trainer) {
   std::vector<SaveRequest> requests;
   {
-    std::lock_guard lock(mutex_);
-    requests.swap(saveRequests_);
+    std::lock_guard lock(r.mutex);
+    requests.swap(r.saveRequests);
   }
   if (requests.empty()) return;
   std::vector<SaveResult> results;
   for (const SaveRequest& request : requests) {
     SaveResult result{request, trainer ? trainer->stepsDone() : 0, {}};
-    result.error = trainer        ? QString::fromStdString(saveCheckpoint(request.dir.toStdString(), *trainer))
-                   : openedModel_ ? tr("an opened model is not saved as an experiment (attnlab-cli export-hf writes its folder)")
-                                  : tr("the experiment could not be built, so there is nothing to save");
+    result.error = trainer         ? QString::fromStdString(saveCheckpoint(request.dir.toStdString(), *trainer))
+                   : r.openedModel ? tr("an opened model is not saved as an experiment (attnlab-cli export-hf writes its folder)")
+                                   : tr("the experiment could not be built, so there is nothing to save");
     results.push_back(std::move(result));
   }
   {
-    std::lock_guard lock(mutex_);
-    for (SaveResult& r : results) mailbox_.saves.push_back(std::move(r));
+    std::lock_guard lock(r.mutex);
+    for (SaveResult& result : results) r.mailbox.saves.push_back(std::move(result));
   }
-  notifyUi();
+  notifyUi(r);
 }
 
-bool TrainingSession::takeGrantedStep() {
-  std::lock_guard lock(mutex_);
-  if (stepsGranted_ == 0) return false;
-  --stepsGranted_;
+bool TrainingSession::takeGrantedStep(Run& r) {
+  std::lock_guard lock(r.mutex);
+  if (r.stepsGranted == 0) return false;
+  --r.stepsGranted;
   return true;
 }
 
-bool TrainingSession::takeProbeRequest(const Trainer& trainer, WorkerProbe& probe) {
+bool TrainingSession::takeProbeRequest(Run& r, const Trainer& trainer, WorkerProbe& probe) {
   const int context = trainer.config().model.context;
-  return takeProbeRequest(trainer.config().model, [&trainer, context](Rng& draws) {
+  return takeProbeRequest(r, trainer.config().model, [&trainer, context](Rng& draws) {
     return trainer.task().probe(trainer.task().sequenceLength(context), draws);
   }, probe);
 }
 
-bool TrainingSession::takeProbeRequest(const ModelConfig& shape, const std::function<std::vector<int>(Rng&)>& draw,
+bool TrainingSession::takeProbeRequest(Run& r, const ModelConfig& shape, const std::function<std::vector<int>(Rng&)>& draw,
                                        WorkerProbe& probe) {
-  if (!probeRequested_) return false;
+  if (!r.probeRequested) return false;
   std::optional<ProbeRequest> request;
-  std::optional<std::vector<std::vector<float>>> gains;
+  std::optional<HeadGains> gains;
   {
-    std::lock_guard lock(mutex_);
-    std::swap(request, probeRequest_);
-    std::swap(gains, gainsRequest_);
-    probeRequested_ = false;
+    std::lock_guard lock(r.mutex);
+    std::swap(request, r.probeRequest);
+    std::swap(gains, r.gainsRequest);
+    r.probeRequested = false;
   }
   const auto fits = [&shape](const std::vector<std::vector<float>>& g) {
     if (g.empty()) return true;
@@ -594,28 +710,28 @@ bool TrainingSession::takeProbeRequest(const ModelConfig& shape, const std::func
   return true;
 }
 
-void TrainingSession::finishWorker(std::optional<State> how, const QString& error) {
+void TrainingSession::finishWorker(Run& r, std::optional<State> how, const QString& error) {
   {
-    std::lock_guard lock(mutex_);
-    workerDone_ = true;  // from here on save() writes on the UI thread, after joining
+    std::lock_guard lock(r.mutex);
+    r.workerDone = true;  // from here on save() writes on the UI thread, after joining
   }
-  saveRequested(trainer_.get());  // requests that arrived before that, e.g. during the last step
-  if (how) publishEnd(*how, error);
+  saveRequested(r, r.trainer.get());  // requests that arrived before that, e.g. during the last step
+  if (how) publishEnd(r, *how, error);
 }
 
-bool TrainingSession::waitWhilePaused() {
-  std::unique_lock lock(mutex_);
-  wake_.wait(lock, [this] {
-    return !pauseRequested_ || stopRequested_ || stepsGranted_ > 0 || !saveRequests_.empty() || probeRequested_;
+bool TrainingSession::waitWhilePaused(Run& r) {
+  std::unique_lock lock(r.mutex);
+  r.wake.wait(lock, [&r] {
+    return !r.pauseRequested || r.stopRequested || r.stepsGranted > 0 || !r.saveRequests.empty() || r.probeRequested;
   });
-  return !stopRequested_;
+  return !r.stopRequested;
 }
 
-void TrainingSession::publishTrace(const Trainer& trainer, WorkerProbe& probe) {
-  publishTrace(trainer.model(), trainer.stepsDone(), probe);
+void TrainingSession::publishTrace(Run& r, const Trainer& trainer, WorkerProbe& probe) {
+  publishTrace(r, trainer.model(), trainer.stepsDone(), probe);
 }
 
-void TrainingSession::publishTrace(const Model& source, int step, WorkerProbe& probe) {
+void TrainingSession::publishTrace(Run& r, const Model& source, int step, WorkerProbe& probe) {
   // The trace comes from a copy of the weights, which the views keep as the model snapshot.
   std::shared_ptr<Model> copy = copyModel(source);
   if (!probe.headGains.empty()) copy->setHeadGains(probe.headGains);
@@ -632,41 +748,43 @@ void TrainingSession::publishTrace(const Model& source, int step, WorkerProbe& p
   snapshot->maxProbeLength = source.config().context;
   probe.tracedStep = snapshot->step;
   {
-    std::lock_guard lock(mutex_);
-    mailbox_.trace = std::move(snapshot);
-    mailbox_.tracing.reset();
+    std::lock_guard lock(r.mutex);
+    r.mailbox.trace = std::move(snapshot);
+    r.mailbox.tracing.reset();
   }
-  notifyUi();
+  notifyUi(r);
 }
 
-void TrainingSession::publishStep(const LossPoint& point, const ProgressSnapshot& progress) {
+void TrainingSession::publishStep(Run& r, const LossPoint& point, const ProgressSnapshot& progress) {
   {
-    std::lock_guard lock(mutex_);
-    mailbox_.points.push_back(point);
-    mailbox_.progress = progress;
+    std::lock_guard lock(r.mutex);
+    r.mailbox.points.push_back(point);
+    r.mailbox.progress = progress;
   }
-  notifyUi();
+  notifyUi(r);
 }
 
-void TrainingSession::publishPause(int step) {
+void TrainingSession::publishPause(Run& r, int step) {
   {
-    std::lock_guard lock(mutex_);
-    mailbox_.pausedAt = step;
+    std::lock_guard lock(r.mutex);
+    r.mailbox.pausedAt = step;
   }
-  notifyUi();
+  notifyUi(r);
 }
 
-void TrainingSession::publishEnd(State how, const QString& error) {
+void TrainingSession::publishEnd(Run& r, State how, const QString& error) {
   {
-    std::lock_guard lock(mutex_);
-    mailbox_.ended = how;
-    mailbox_.error = error;
+    std::lock_guard lock(r.mutex);
+    r.mailbox.ended = how;
+    r.mailbox.error = error;
   }
-  notifyUi();
+  notifyUi(r);
 }
 
-void TrainingSession::notifyUi() {
-  if (!notificationQueued_.exchange(true)) QMetaObject::invokeMethod(this, &TrainingSession::deliver, Qt::QueuedConnection);
+void TrainingSession::notifyUi(Run& r) {
+  if (r.retired) return;  // its mail is never delivered
+  if (!r.notificationQueued.exchange(true))
+    QMetaObject::invokeMethod(this, [this, id = r.id] { deliver(id); }, Qt::QueuedConnection);
 }
 
 }  // namespace attnlab

@@ -7,14 +7,24 @@
 // appended, the progress and the probe trace are replaced ("latest wins"), and at most one queued
 // notification is in flight. So a slow UI drops stale traces instead of queueing up.
 //
-// One worker per experiment: start() or open() launches it; it trains (or waits, paused), and
-// after the last step it stays (state Finished) to trace probe edits and serve saves, until
-// stop(), reset(), start(), open() or the destructor joins it. A stopped or failed worker ends at
-// once. The trainer outlives its worker, so an ended run can still be saved (on the UI thread,
-// which owns the trainer once the worker is joined).
+// Each run (start(), open(), openModel(), continueFor()) has its own heap-allocated state: worker,
+// trainer or opened model, requests, flags and mailbox. It trains (or waits, paused), and after the
+// last step it stays (state Finished) to trace probe edits and serve saves, until it is stopped or
+// discarded. A stopped or failed worker ends at once. stop() joins the worker (it waits for the
+// current step); the trainer outlives its worker, so an ended run can still be saved (on the UI
+// thread, which owns the trainer once the worker is joined). continueFor() and takeOpenedModel()
+// join the finished worker too, which is between two requests then.
+//
+// Discarding a run (start(), open(), openModel(), reset()) does not wait for its step: the run is
+// retired, i.e. asked to stop and detached from the session, so nothing it publishes afterwards
+// reaches the signals (deliveries carry the run's id). Its worker ends after the current step,
+// frees its trainer or model itself, and a pool thread joins it. Only when a save the run was
+// asked for is still unreported does the discard join it, so that saved() reports every request
+// before cleared(). A run's worker takes its first step only once the session's previous worker
+// has ended (still off the UI thread), so a session never trains two models at once and the
+// retired model is freed before the new one is built. The destructor waits for every worker.
 #include <QObject>
 #include <QString>
-#include <QThread>
 #include <QThreadPool>
 #include <atomic>
 #include <condition_variable>
@@ -60,7 +70,7 @@ class TrainingSession : public QObject {
   // `name` (e.g. "gpt2") is what captions show in place of a training step.
   void openModel(std::unique_ptr<Model> model, std::shared_ptr<const Vocabulary> vocabulary, std::vector<int> probe,
                  std::string name = "opened model");
-  bool hasOpenedModel() const { return openedModel_ != nullptr; }
+  bool hasOpenedModel() const;
   // Ends the opened model's worker and hands the model over (to be fine-tuned around a trainer,
   // which open() then takes); state Idle, the views keep their last picture. Null when none is open.
   std::unique_ptr<Model> takeOpenedModel();
@@ -75,7 +85,7 @@ class TrainingSession : public QObject {
   // Ends the run after the current step and joins the worker; its results stay on display and
   // save() still works (now on the calling thread). A finished run stops tracing probe edits.
   void stop();
-  // Ends the run and forgets its results (emits cleared()).
+  // Ends the run and forgets its results (emits cleared()); does not wait for the current step.
   void reset();
   // Replaces the probe the views show: `tokens` (ids of the run's vocabulary, at most the
   // context), or a fresh example drawn from the task. The worker traces it before its next step,
@@ -122,7 +132,7 @@ class TrainingSession : public QObject {
     int step = 0;
     QString error;
   };
-  // Everything the worker hands over, guarded by mutex_.
+  // Everything the worker hands over, guarded by the run's mutex.
   struct Mailbox {
     std::vector<LossPoint> points;
     std::optional<ProgressSnapshot> progress;
@@ -139,63 +149,61 @@ class TrainingSession : public QObject {
   };
   // The worker's side of the probe.
   struct WorkerProbe;
+  // One run: its worker, trainer or opened model, requests, flags and mailbox (training_session.cpp).
+  struct Run;
+  using HeadGains = std::vector<std::vector<float>>;
 
-  // Worker thread.
-  void runWorker(std::optional<ExperimentConfig> config);  // none: continue trainer_
-  void trainUntilDoneOrStopped(Trainer& trainer, WorkerProbe& probe);
-  void serveUntilStopped(const Trainer& trainer, WorkerProbe& probe);  // after the last step
-  void serveRequests(const Trainer& trainer, WorkerProbe& probe);       // saves, then a probe edit
-  void runOpenedWorker();  // openedModel_: traces probe edits until stopped
-  void saveRequested(const Trainer* trainer);
-  bool takeGrantedStep();
-  bool takeProbeRequest(const Trainer& trainer, WorkerProbe& probe);  // true when the probe or gains changed
+  // Worker thread (each function serves the run it is given).
+  void workerMain(Run& r);
+  void runWorker(Run& r);  // r.config, or none: continue r.trainer
+  void trainUntilDoneOrStopped(Run& r, Trainer& trainer, WorkerProbe& probe);
+  void serveUntilStopped(Run& r, const Trainer& trainer, WorkerProbe& probe);  // after the last step
+  void serveRequests(Run& r, const Trainer& trainer, WorkerProbe& probe);       // saves, then a probe edit
+  void runOpenedWorker(Run& r);  // r.openedModel: traces probe edits until stopped
+  void saveRequested(Run& r, const Trainer* trainer);
+  bool takeGrantedStep(Run& r);
+  bool takeProbeRequest(Run& r, const Trainer& trainer, WorkerProbe& probe);  // true when the probe or gains changed
   // The same for any model: `draw` gives a fresh probe example.
-  bool takeProbeRequest(const ModelConfig& shape, const std::function<std::vector<int>(Rng&)>& draw, WorkerProbe& probe);
-  void finishWorker(std::optional<State> how, const QString& error = {});
-  void publishTrace(const Trainer& trainer, WorkerProbe& probe);
-  void publishTrace(const Model& model, int step, WorkerProbe& probe);
-  void publishStep(const LossPoint& point, const ProgressSnapshot& progress);
-  void publishPause(int step);
-  void publishEnd(State how, const QString& error = {});
-  void notifyUi();
-  bool waitWhilePaused();  // false when asked to stop; returns early for any request
+  bool takeProbeRequest(Run& r, const ModelConfig& shape, const std::function<std::vector<int>(Rng&)>& draw,
+                        WorkerProbe& probe);
+  void finishWorker(Run& r, std::optional<State> how, const QString& error = {});
+  void publishTrace(Run& r, const Trainer& trainer, WorkerProbe& probe);
+  void publishTrace(Run& r, const Model& model, int step, WorkerProbe& probe);
+  void publishStep(Run& r, const LossPoint& point, const ProgressSnapshot& progress);
+  void publishPause(Run& r, int step);
+  void publishEnd(Run& r, State how, const QString& error = {});
+  void notifyUi(Run& r);
+  bool waitWhilePaused(Run& r);  // false when asked to stop; returns early for any request
+  bool takeTurn(Run& r);         // waits until no other worker of the session lives; false when asked to stop
+  void releaseTurn();
 
   // UI thread.
-  void launch(std::optional<ExperimentConfig> config);
-  void discardRun();  // joins the worker; saves it had pending are still reported
+  void launch(std::shared_ptr<Run> run);
+  std::shared_ptr<Run> newRun();
+  // Takes the current run out of the session: asks it to stop (joining it only when a save it was
+  // asked for is unreported), reports its reported saves, keeps the head gains it did not take.
+  std::shared_ptr<Run> detachRun();
+  void dispose(std::shared_ptr<Run> run);  // a pool thread joins its worker and frees it
+  void requestStop(Run& r);
+  void joinWorker(Run& r);
   void requestProbe(ProbeRequest request);
-  void deliver();
+  void deliver(quint64 runId);
   void emitSaves(const std::vector<SaveResult>& saves);
-  void joinWorker();
   void setState(State state);
 
   State state_ = State::Idle;
-  quint64 run_ = 0;  // bumped by start(), open() and reset(), so stale deliveries are recognised
-  QThread* worker_ = nullptr;
-  // Used only by the worker while one is alive, only by the UI thread otherwise (joins separate them).
-  std::unique_ptr<Trainer> trainer_;
-  // An opened model instead of a trainer (openModel()); the same threading rule.
-  std::unique_ptr<Model> openedModel_;
-  std::shared_ptr<const Vocabulary> openedVocabulary_;
-  std::vector<int> openedProbe_;
-  std::string openedName_;
-
-  std::mutex mutex_;
-  std::condition_variable wake_;  // pause/resume/stop/step/save/probe changes, for a waiting worker
-  std::atomic<bool> pauseRequested_{false};
-  std::atomic<bool> stopRequested_{false};
-  std::atomic<int> pauseAtStep_{0};
-  std::atomic<bool> notificationQueued_{false};
-  std::atomic<bool> probeRequested_{false};
-  std::optional<ProbeRequest> probeRequest_;  // guarded by mutex_
-  std::optional<std::vector<std::vector<float>>> gainsRequest_;  // guarded by mutex_
+  std::shared_ptr<Run> run_;  // the current run, null when none
+  quint64 lastRunId_ = 0;     // ids of runs; deliveries name the run they come from
+  std::atomic<int> pauseAtStep_{0};  // read and cleared by the current run's worker
   std::vector<std::vector<float>> headGains_;  // UI thread: the gains last asked for
-  int continueSteps_ = 0;  // set by continueFor() before the launch; the worker extends the run by it
-  int stepsGranted_ = 0;                      // guarded by mutex_: single steps asked for while paused
-  std::vector<SaveRequest> saveRequests_;     // guarded by mutex_
-  bool workerDone_ = false;                   // guarded by mutex_: the worker takes no more requests
-  Mailbox mailbox_;
-  // Frees discarded trainers and opened models off the UI thread; waits for them when the session goes.
+  std::optional<HeadGains> pendingGains_;      // UI thread: asked for with no run, or untaken by a discarded one
+
+  // At most one worker of the session computes: the others wait for the turn (guarded by turnMutex_).
+  std::mutex turnMutex_;
+  std::condition_variable turnFree_;
+  bool turnTaken_ = false;
+  // Joins retired workers and frees discarded trainers and opened models off the UI thread; waited
+  // for when the session goes.
   QThreadPool disposal_;
 };
 

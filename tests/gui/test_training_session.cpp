@@ -1,10 +1,12 @@
 // The training session's one worker lifecycle, where the panel's requests (save, single step,
 // open and continue) meet the views' (probe edits): a finished run keeps its worker, which saves
 // and traces probes; a stopped run is saved on the calling thread; an opened experiment traces
-// an edited probe, steps with it, saves between steps and trains on to the end.
+// an edited probe, steps with it, saves between steps and trains on to the end. Discarding a run
+// does not wait for the step its worker is in, and nothing of the discarded run arrives afterwards.
 #include <QCoreApplication>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include "tiny_experiment.h"
@@ -21,6 +23,15 @@ using State = TrainingSession::State;
 namespace {
 using testing::tinyConfig;
 
+
+// One optimiser step takes 0.5-1 s on one thread, well above 300 ms on the machines we run on.
+ExperimentConfig slowConfig() {
+  ExperimentConfig config = tinyConfig(1000);
+  for (const char* o : {"model.d_model=160", "model.n_layers=3", "model.n_heads=4", "model.d_ff=640", "model.context=128",
+                        "train.batch=32", "train.eval_every=1000", "train.threads=1"})
+    if (!applyOverride(config, o).empty()) qFatal("override %s", o);
+  return config;
+}
 
 int savedSteps(const QString& dir) {
   LoadedCheckpoint loaded;
@@ -199,6 +210,67 @@ class TrainingSessionTest : public QObject {
     session.setHeadGains({{0.0f}});  // shaped unlike the model: ignored, no crash
     session.setHeadGains({});
     QTRY_VERIFY_WITH_TIMEOUT(last->model->headGains.empty(), 10000);
+  }
+  // start() of a new experiment while the worker is inside a long optimiser step returns at once:
+  // the old run is retired, not joined. Its step still ends (off the UI thread), but nothing it
+  // publishes reaches the signals: every point, progress and trace after the switch is the new
+  // run's. Then a session destroyed with a retired worker still in its step waits for it.
+  void aDiscardDoesNotWaitForTheCurrentStep() {
+    TrainingSession session;
+    bool switched = false;
+    QString stale;  // the first signal of the old run after the switch
+    QList<qint64> stepEnds;
+    QElapsedTimer clock;
+    clock.start();
+    const int newSteps = 6;
+    connect(&session, &TrainingSession::lossPointsAdded, [&](const std::vector<LossPoint>& points) {
+      if (!switched) {
+        for (size_t i = 0; i < points.size(); ++i) stepEnds << clock.elapsed();
+        return;
+      }
+      for (const LossPoint& p : points)
+        if (p.step > newSteps && stale.isEmpty()) stale = QStringLiteral("loss point of step %1").arg(p.step);
+    });
+    connect(&session, &TrainingSession::progressed, [&](const ProgressSnapshot& progress) {
+      if (switched && progress.total_steps != newSteps && stale.isEmpty())
+        stale = QStringLiteral("progress of a %1-step run").arg(progress.total_steps);
+    });
+    connect(&session, &TrainingSession::traced, [&](const std::shared_ptr<const TraceSnapshot>& trace) {
+      if (switched && trace->model->run->config.model.d_model != 32 && stale.isEmpty())
+        stale = QStringLiteral("trace of a d_model %1 model").arg(trace->model->run->config.model.d_model);
+    });
+    QSignalSpy states(&session, &TrainingSession::stateChanged);
+
+    session.start(slowConfig());
+    QTRY_VERIFY_WITH_TIMEOUT(stepEnds.size() >= 2, 120000);
+    const qint64 stepMs = stepEnds[1] - stepEnds[0];
+    QVERIFY2(stepMs > 300, qPrintable(QStringLiteral("a slow step took only %1 ms").arg(stepMs)));
+    // Just after a step's point arrives the worker is in the next step, for about stepMs.
+    QTRY_VERIFY_WITH_TIMEOUT(stepEnds.size() >= 3, 120000);
+    QElapsedTimer discard;
+    discard.start();
+    switched = true;
+    session.start(tinyConfig(newSteps));
+    const qint64 startMs = discard.elapsed();
+    QVERIFY2(startMs < 100, qPrintable(QStringLiteral("start() waited %1 ms for a %2 ms step").arg(startMs).arg(stepMs)));
+    qInfo("a step took %lld ms; start() returned in %lld ms", stepMs, startMs);
+    QCOMPARE(session.state(), State::Running);
+    states.clear();
+
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Finished, 120000);
+    QTest::qWait(static_cast<int>(2 * stepMs));  // the old step is over by now, and its mail would be here
+    QVERIFY2(stale.isEmpty(), qPrintable(stale));
+    for (const QList<QVariant>& args : states) QVERIFY(args.first().value<State>() != State::Stopped);
+
+    {
+      TrainingSession doomed;
+      QSignalSpy points(&doomed, &TrainingSession::lossPointsAdded);
+      doomed.start(slowConfig());
+      QTRY_VERIFY_WITH_TIMEOUT(points.count() >= 1, 120000);
+      doomed.reset();  // retired in its step; the destructor waits for it
+      QCOMPARE(doomed.state(), State::Idle);
+      doomed.start(tinyConfig(1000));
+    }
   }
 };
 
