@@ -126,6 +126,17 @@ class TestKvDuoAttention : public QObject {
     QVERIFY2(broken.isEmpty(), qPrintable(broken));
   }
 
+  // A budget below the sinks keeps the first B tokens, the ones a sink is about (before, the sort
+  // among the protected sinks kept the latest of them).
+  void aBudgetBelowTheSinksKeepsTheFirstTokens() {
+    const auto m = testing::randomisedModel(model());
+    QString broken;
+    for (const auto& live : liveAfter(*m, "streaming_llm", {{"sinks", 4}}, "2", &broken)) QCOMPARE(live, (std::set<int>{0, 1}));
+    for (const auto& live : liveAfter(*m, "duo_attention", {{"sinks", 4}, {"recent", 4}, {"threshold", 1}}, "2", &broken))
+      QCOMPARE(live, (std::set<int>{0, 1}));
+    QVERIFY2(broken.isEmpty(), qPrintable(broken));
+  }
+
   // The classification counts the attention of entries the budget evicted before it: position 2,
   // the one neither a sink nor recent at position 5 (s = 2, r = 3), left at step 4 under B = 3.
   void evictedEntriesCountInTheClassification() {

@@ -46,7 +46,10 @@ class DuoAttentionPolicy : public EvictionPolicy {
         continue;
       }
       protect[i] = c.positions[i] < sinks_;
-      score[i] = streamed(c.positions[i], view.position) ? static_cast<float>(c.positions[i]) : -std::numeric_limits<float>::infinity();
+      // As streaming_llm: the most recent first, the sinks oldest first (a budget below s keeps the first B).
+      score[i] = protect[i] ? static_cast<float>(-c.positions[i])
+                 : streamed(c.positions[i], view.position) ? static_cast<float>(c.positions[i])
+                                                           : -std::numeric_limits<float>::infinity();
     }
   }
   std::string budgetRule() const override { return "retrieval head over budget: least attention received"; }

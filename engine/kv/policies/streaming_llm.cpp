@@ -15,8 +15,10 @@ class StreamingLlmPolicy : public EvictionPolicy {
   }
   void score(const HeadView& view, std::vector<float>& score, std::vector<char>& protect) override {
     for (int i = 0; i < view.cache.size(); ++i) {
-      score[i] = static_cast<float>(view.cache.positions[i]);
-      protect[i] = view.cache.positions[i] < sinks_;
+      const int p = view.cache.positions[i];
+      protect[i] = p < sinks_;
+      // Newest first, but among the sinks oldest first: a budget below s keeps the first B tokens.
+      score[i] = static_cast<float>(protect[i] ? -p : p);
     }
   }
   std::string budgetRule() const override { return "neither a sink nor among the most recent B - s"; }
