@@ -423,14 +423,14 @@ void CircuitsTab::showLens() {
   lens_->setColumnCount(T);
   QStringList columns, rows;
   for (int t = 0; t < T; ++t) columns << QString::fromStdString(vocabulary_->token(r.request.clean[t]));
-  for (int l = 0; l <= r.layers; ++l) rows << (l < r.layers ? streamLabel(l) : tr("final"));
+  for (int l = 0; l <= r.layers; ++l) rows << (l < r.layers ? streamLabel(l) : tr("final"));  // the rows' names, also in the tooltips
   lens_->setHorizontalHeaderLabels(columns);
   lens_->setVerticalHeaderLabels(rows);
   for (const LensCell& c : r.lens.cells) {
     auto* item = new QTableWidgetItem(QString::fromStdString(vocabulary_->token(c.top[0])));
     item->setBackground(probabilityColour(c.top_probs[0]));
     item->setForeground(Qt::black);
-    QString tip = tr("%1, position %2\n").arg(c.layer < r.layers ? streamLabel(c.layer) : tr("final")).arg(c.position);
+    QString tip = tr("%1, position %2\n").arg(rows[c.layer]).arg(c.position);
     for (size_t i = 0; i < c.top.size(); ++i)
       tip += tr("%1  %2\n").arg(QString::fromStdString(vocabulary_->token(c.top[i]))).arg(c.top_probs[i], 0, 'f', 3);
     tip += tr("answer '%1': rank %2, p %3").arg(QString::fromStdString(vocabulary_->token(c.token))).arg(c.rank).arg(c.prob, 0, 'f', 3);
