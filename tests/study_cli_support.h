@@ -3,6 +3,7 @@
 // hold commas, "" is a quote) and the report's "mean [low, high]" cell over two seeds.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 inline QString readText(const QString& path) {
@@ -24,8 +25,9 @@ inline QStringList csvFields(const QString& line) {
   return fields;
 }
 
-// The 95% t-interval of two seeds' values as the reports write it: t_{0.975,1} = 12.706, s = |a - b| / sqrt 2.
-inline QString twoSeedCell(double a, double b) {
+// The 95% t-interval of two seeds' values as the reports write it: t_{0.975,1} = 12.706, s = |a - b| / sqrt 2,
+// cut at [lowest, highest] for a quantity that cannot leave them (a share, an accuracy: 0 to 1).
+inline QString twoSeedCell(double a, double b, double lowest = 0, double highest = 1) {
   const double mean = (a + b) / 2, half = 12.706 * std::abs(a - b) / std::sqrt(2.0) / std::sqrt(2.0);
-  return QString("%1 [%2, %3]").arg(mean, 0, 'f', 3).arg(mean - half, 0, 'f', 3).arg(mean + half, 0, 'f', 3);
+  return QString("%1 [%2, %3]").arg(mean, 0, 'f', 3).arg(std::max(lowest, mean - half), 0, 'f', 3).arg(std::min(highest, mean + half), 0, 'f', 3);
 }

@@ -3,6 +3,7 @@
 // verdicts and a measured text that follows from the CSV, one chart per model, and bad flags refused.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -16,9 +17,10 @@ constexpr double kT975OneDegree = 12.706;  // two seeds
 struct Interval {
   double mean, low, high;
 };
-Interval overTwoSeeds(double a, double b) {
+// A share's interval is cut at [0, 1], as the report cuts it.
+Interval overTwoSeeds(double a, double b, double lowest = -INFINITY, double highest = INFINITY) {
   const double mean = (a + b) / 2, half = kT975OneDegree * std::abs(a - b) / std::sqrt(2.0) / std::sqrt(2.0);
-  return {mean, mean - half, mean + half};
+  return {mean, std::max(lowest, mean - half), std::min(highest, mean + half)};
 }
 QString pplText(const Interval& i) { return QString("%1 [%2, %3]").arg(i.mean, 0, 'f', 3).arg(i.low, 0, 'f', 3).arg(i.high, 0, 'f', 3); }
 QString percentText(const Interval& i, bool sign, int decimals) {
@@ -49,9 +51,9 @@ QString someCase(const QList<Evidence>& cases) {
 
 // results.csv's rows of one model ("sigmoid+gate/rope"), in seed order, as numbers by column.
 using Rows = QMap<QString, QList<QStringList>>;
-Interval over(const Rows& rows, const QString& model, const std::function<double(const QStringList&)>& value) {
+Interval over(const Rows& rows, const QString& model, const std::function<double(const QStringList&)>& value, bool share = false) {
   const QList<QStringList>& r = rows[model];
-  return overTwoSeeds(value(r.value(0)), value(r.value(1)));
+  return share ? overTwoSeeds(value(r.value(0)), value(r.value(1)), 0, 1) : overTwoSeeds(value(r.value(0)), value(r.value(1)));
 }
 
 }  // namespace
@@ -125,7 +127,7 @@ class TestStudyLiveCacheCli : public QObject {
       const Interval worse = overTwoSeeds(sig[0][5].toDouble() / soft[0][5].toDouble() - 1, sig[1][5].toDouble() / soft[1][5].toDouble() - 1);
       dense += sep + name + ": " + changeText(worse);
       denseCases << judge(worse, 0, false);
-      const Interval delta = over(rows, "sigmoid+gate/" + pos, column(7)), live = over(rows, "sigmoid+gate/" + pos, column(8));
+      const Interval delta = over(rows, "sigmoid+gate/" + pos, column(7)), live = over(rows, "sigmoid+gate/" + pos, column(8), true);
       eviction += sep + name + ": " + changeText(delta) + " at " + percentText(live, false, 1) + " live";
       const Evidence e = judge(delta, 0.01, true);
       evictionCases << (e == supports && !(live.high < 0.9) ? undecided : e);

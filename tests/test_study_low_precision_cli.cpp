@@ -100,7 +100,7 @@ class TestStudyLowPrecisionCli : public QObject {
     }
     const QList<double> a32 = column.value("alibi fp32|1|accuracy"), a16 = column.value("alibi fp16|1|accuracy");
     const QString expected = "passkey accuracy at the training length: alibi fp32 " + twoSeedCell(a32[0], a32[1]) + ", alibi fp16 " +
-                             twoSeedCell(a16[0], a16[1]) + "; paired difference " + twoSeedCell(a32[0] - a16[0], a32[1] - a16[1]);
+                             twoSeedCell(a16[0], a16[1]) + "; paired difference " + twoSeedCell(a32[0] - a16[0], a32[1] - a16[1], -1, 1);
     QCOMPARE(retrieval, expected);
 
     for (const char* chart : {"passkey_accuracy", "zero_share_alibi_fp32", "zero_share_alibi_bf16", "zero_share_alibi_fp16",

@@ -325,8 +325,11 @@ void KvCacheView::run() {
   for (QAction* action : compare_->menu()->actions()) {
     if (!action->isChecked() || action->text() == policy_->currentText()) continue;
     const std::string name = action->text().toStdString();
-    // at the same budget; the dense reference never takes one, and under the matched protocol the counts replace it
-    request.runs.push_back({name, isDenseReferencePolicy(name) || request.matched ? std::string() : budget, scope});
+    // at the same budget (the dense reference never takes one, and under the matched protocol the counts
+    // replace it), with the settings the user gave this policy when it was the main one
+    const auto settings = settingsByPolicy_.find(action->text());
+    request.runs.push_back({name, isDenseReferencePolicy(name) || request.matched ? std::string() : budget, scope,
+                            settings == settingsByPolicy_.end() ? Settings{} : settings->second});
   }
   message_->setStyleSheet({});
   if (!model_->result()) message_->setText(tr("generating..."));

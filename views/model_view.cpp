@@ -43,7 +43,8 @@ ModelView::Geometry ModelView::geometry() const {
   for (int l = 0; l < layers; ++l) g.heads = std::max(g.heads, model_->headCount(l));
   if (layers == 0 || g.heads == 0) return g;
   const QFontMetrics fm(font());
-  const int left = kMargin + fm.horizontalAdvance(tr("Layer 00")) + kGap;
+  // the corner above the layer labels shows the stage, so the column fits a five-digit step too
+  const int left = kMargin + std::max(fm.horizontalAdvance(tr("Layer 00")), fm.horizontalAdvance(tr("step 00000"))) + kGap;
   const int top = kMargin + fm.height() + kGap / 2;
   const int across = (width() - left - kMargin) / g.heads;
   const int down = (height() - top - kMargin) / layers;

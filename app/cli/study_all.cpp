@@ -100,7 +100,7 @@ std::vector<std::string> chosen(const Args& args, const std::vector<StudyEntry>&
 }
 
 Outcome runOne(const Args& args, const StudyEntry& study, const std::vector<FlagSpec>& specs, const std::filesystem::path& folder) {
-  Outcome o{&study, "ran", 0, {}};
+  Outcome o{&study, "ran", 0, {}, {}};
   if (args.has("resume") && std::filesystem::exists(folder / "findings.csv")) {
     o.status = "kept from an earlier run";
     o.runTime = reportedRunTime(folder / "report.md");

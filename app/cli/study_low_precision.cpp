@@ -178,6 +178,9 @@ double headZeroShare(const LengthResult& r, int head) {
   return visible ? static_cast<double>(zeros) / visible : NAN;
 }
 
+// Every quantity here (a share of zero weights, an accuracy per digit) lies in [0, 1]: so does its interval.
+SeedInterval shareOverSeeds(const std::vector<double>& values) { return seedInterval95(values, 0, 1); }
+
 // The verdict on a claim that a paired difference (per seed) is above 0: the interval over seeds
 // above 0 agrees, an interval not reaching above 0 does not, anything else (or one seed) is partly.
 std::string verdictOnDifference(const SeedInterval& d) {
@@ -195,9 +198,9 @@ std::vector<double> difference(const std::vector<double>& a, const std::vector<d
 Finding compareArms(const std::string& finding, const std::string& paper, const std::vector<LengthResult>& rows, const Options& o,
                     const Arm& higher, const Arm& lower, const std::string& what, double (*value)(const LengthResult&)) {
   const std::vector<double> h = perSeed(rows, higher, 1, o.seeds, value), l = perSeed(rows, lower, 1, o.seeds, value);
-  const SeedInterval d = seedInterval95(difference(h, l));
-  const std::string measured = what + " at the training length: " + higher.label + " " + intervalText(seedInterval95(h)) + ", " +
-                               lower.label + " " + intervalText(seedInterval95(l)) + "; paired difference " + intervalText(d);
+  const SeedInterval d = seedInterval95(difference(h, l), -1, 1);
+  const std::string measured = what + " at the training length: " + higher.label + " " + intervalText(shareOverSeeds(h)) + ", " +
+                               lower.label + " " + intervalText(shareOverSeeds(l)) + "; paired difference " + intervalText(d);
   return {finding, paper, measured, verdictOnDifference(d)};
 }
 
@@ -205,8 +208,8 @@ Finding compareArms(const std::string& finding, const std::string& paper, const 
 Finding withSteepestHead(Finding f, const std::vector<LengthResult>& rows, const Options& o, const Arm& a, const Arm& b) {
   auto head0 = [](const LengthResult& r) { return headZeroShare(r, 0); };  // exact: a ratio of zero_share.csv's counts
   f.measured += "; steepest head (m = 1/" + std::to_string(std::lround(1 / alibiSlope(0, o.heads))) + "): " + a.label + " " +
-                intervalText(seedInterval95(perSeed(rows, a, 1, o.seeds, head0))) + ", " + b.label + " " +
-                intervalText(seedInterval95(perSeed(rows, b, 1, o.seeds, head0)));
+                intervalText(shareOverSeeds(perSeed(rows, a, 1, o.seeds, head0))) + ", " + b.label + " " +
+                intervalText(shareOverSeeds(perSeed(rows, b, 1, o.seeds, head0)));
   return f;
 }
 
@@ -296,7 +299,7 @@ std::string accuracyChart(const std::vector<LengthResult>& rows, const Options& 
     ChartSeries series{a.label, {}, {}, false};
     for (int m : kMultiples) {
       series.x.push_back(m);
-      series.y.push_back(seedInterval95(perSeed(rows, a, m, o.seeds, accuracyOf)).mean);
+      series.y.push_back(shareOverSeeds(perSeed(rows, a, m, o.seeds, accuracyOf)).mean);
     }
     chart.series.push_back(series);
   }
@@ -315,7 +318,7 @@ std::string lengthTable(const std::vector<LengthResult>& rows, const Options& o,
   md << "\n";
   for (const Arm& a : kArms) {
     md << "| " << a.label << " |";
-    for (int m : kMultiples) md << " " << intervalText(seedInterval95(perSeed(rows, a, m, o.seeds, value))) << " |";
+    for (int m : kMultiples) md << " " << intervalText(shareOverSeeds(perSeed(rows, a, m, o.seeds, value))) << " |";
     md << "\n";
   }
   return md.str();
@@ -331,7 +334,7 @@ std::string headTable(const std::vector<LengthResult>& rows, const Options& o, i
   for (const Arm& a : kArms) {
     md << "| " << a.label << " |";
     for (int h = 0; h < o.heads; ++h)
-      md << " " << intervalText(seedInterval95(perSeed(rows, a, multiple, o.seeds, [h](const LengthResult& r) { return headZeroShare(r, h); }))) << " |";
+      md << " " << intervalText(shareOverSeeds(perSeed(rows, a, multiple, o.seeds, [h](const LengthResult& r) { return headZeroShare(r, h); }))) << " |";
     md << "\n";
   }
   return md.str();

@@ -95,9 +95,11 @@ std::string table(const std::vector<SeedCheckRun>& runs) {
       worst += descendingWorst(r);
       ++n;
     }
+    // an accuracy (and the resilience measured in it) cannot leave [0, 1]; a loss is unbounded
+    auto over = [accuracy](const std::vector<double>& v) { return accuracy ? seedInterval95(v, 0, 1) : seedInterval95(v); };
     md << "| " << label << " | " << (accuracy ? "accuracy" : "loss (resilience: minus the mean loss)") << " | "
-       << intervalText(seedInterval95(intact)) << " |";
-    for (auto& values : resilience) md << " " << intervalText(seedInterval95(values)) << " |";
+       << intervalText(over(intact)) << " |";
+    for (auto& values : resilience) md << " " << intervalText(over(values)) << " |";
     md << " " << best << " of " << n << " seeds | " << worst << " of " << n << " seeds |\n";
   }
   return md.str();
