@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/heap_reuse.h"
+#include "core/openmp_wait.h"
 #include "decoding.h"
 #include "gemm_products.h"
 #include "hf_model.h"
@@ -67,6 +68,7 @@ nlohmann::json spreadJson(const attnlab::Spread& s) { return {{"median", s.media
 
 int main(int argc, char** argv) {
   using namespace attnlab;
+  restartWithPassiveOpenMpWait(argv);  // as the app and the CLI run (run.sh sets it for both sides anyway)
   std::string mode, value, policy;
   bool gpt2 = false;
   bool stockHeap = false;  // --stock-heap: glibc's own settings, to measure what the reuse gives

@@ -6,6 +6,7 @@
 
 #include "cli_error.h"
 #include "core/heap_reuse.h"
+#include "core/openmp_wait.h"
 #include "command.h"
 #include "train/trainer.h"
 
@@ -84,6 +85,7 @@ void printError(std::string what) {
 
 int main(int argc, char** argv) {
   using namespace attnlab::cli;
+  attnlab::restartWithPassiveOpenMpWait(argv);
   attnlab::keepFreedBlocksForReuse();
   try {
     return run(std::vector<std::string>(argv + 1, argv + argc));

@@ -8,6 +8,7 @@
 #include "attention_map_model.h"
 #include "comparison_window.h"
 #include "core/heap_reuse.h"
+#include "core/openmp_wait.h"
 #include "head_selection.h"
 #include "launch_options.h"
 #include "selection_link.h"
@@ -37,6 +38,7 @@ static int runComparison(const attnlab::LaunchOptions& options) {
 }
 
 int main(int argc, char** argv) {
+  attnlab::restartWithPassiveOpenMpWait(argv);
   attnlab::keepFreedBlocksForReuse();
   // OpenGL 3.2 core with a depth buffer, set before QApplication exists: what the VTK views
   // (QOpenGLWidget + vtkGenericOpenGLRenderWindow, see PLATFORM.md) need.
