@@ -146,8 +146,9 @@ std::vector<Rule> rules() {
   r.push_back({"tova", {}, "5", [](ReferenceHead& h, const Step&, auto& score, auto&) {
                  for (size_t i = 0; i < h.live.size(); ++i) score[i] = h.live[i].latest;
                }});
+  // (init-captures: clang 14, which the sanitizer builds use, cannot capture structured bindings)
   for (auto [window, kernel] : {std::pair{8.0, 5.0}, std::pair{3.0, 3.0}})
-    r.push_back({"snapkv", {{"window", window}, {"kernel", kernel}}, "7", [window, kernel](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
+    r.push_back({"snapkv", {{"window", window}, {"kernel", kernel}}, "7", [window = window, kernel = kernel](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
                    snapScores(h, s.t, static_cast<int>(window), static_cast<int>(kernel), score, protect);
                  }});
   r.push_back({"k_norm", {}, "6", [](ReferenceHead& h, const Step& s, auto& score, auto&) {
@@ -165,7 +166,7 @@ std::vector<Rule> rules() {
   // PyramidKV on four layers: B = 6, beta = 3 gives the per-head budgets 10, 7, 5, 2 (running
   // sums 10, 17.3, 22, 24 rounded); layer 0's entries are ranked as SnapKV ranks them.
   for (auto [window, kernel] : {std::pair{3.0, 3.0}, std::pair{5.0, 1.0}}) {
-    Rule p{"pyramidkv", {{"window", window}, {"kernel", kernel}, {"beta", 3.0}}, "6", [window, kernel](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
+    Rule p{"pyramidkv", {{"window", window}, {"kernel", kernel}, {"beta", 3.0}}, "6", [window = window, kernel = kernel](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
              snapScores(h, s.t, static_cast<int>(window), static_cast<int>(kernel), score, protect);
            }};
     p.layerBudget = [](int uniform, int layer) { return pyramidBudget(uniform, layer, 4, 3.0); };
@@ -175,7 +176,7 @@ std::vector<Rule> rules() {
   // AdaKV: SnapKV's scores, each head's floor(alpha B) best raised above every other score, then
   // the layer's heads compete for B x heads entries.
   for (auto [window, safeguard] : {std::pair{2.0, 0.34}, std::pair{1.0, 0.67}, std::pair{4.0, 0.0}}) {
-    Rule a{"adakv", {{"window", window}, {"kernel", 3.0}, {"safeguard", safeguard}}, "6", [window, safeguard](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
+    Rule a{"adakv", {{"window", window}, {"kernel", 3.0}, {"safeguard", safeguard}}, "6", [window = window, safeguard = safeguard](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
              snapScores(h, s.t, static_cast<int>(window), 3, score, protect);
              std::vector<int> order(h.live.size());
              std::iota(order.begin(), order.end(), 0);
@@ -195,7 +196,7 @@ std::vector<Rule> rules() {
   for (const auto& [threshold, budget] :
        {std::pair{0.14, std::string()}, std::pair{0.14, std::string("8")}, std::pair{0.14, std::string("4")}, std::pair{1.0, std::string()}})
     r.push_back({"duo_attention", {{"sinks", 2.0}, {"recent", 4.0}, {"threshold", threshold}}, budget,
-                 [threshold](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
+                 [threshold = threshold](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
                    auto streamed = [&](int position) { return position < 2 || position > s.t - 4; };
                    if (h.retrieval < 0) {
                      for (const Entry& e : h.live) h.received[e.position] = e.accumulated;
@@ -222,7 +223,7 @@ std::vector<Rule> rules() {
   for (const auto& [threshold, keepRecent, budget] :
        {std::tuple{0.95, 0.0, std::string()}, std::tuple{0.96, 3.0, std::string()}, std::tuple{0.5, 2.0, std::string("6")}}) {
     Rule g{"learned_gate", {{"threshold", threshold}, {"keep_recent", keepRecent}}, budget,
-           [threshold, keepRecent](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
+           [threshold = threshold, keepRecent = keepRecent](ReferenceHead& h, const Step& s, auto& score, auto& protect) {
              for (size_t i = 0; i < h.live.size(); ++i) {
                const double gate = s.gate[h.live[i].position];
                score[i] = s.budgeted || gate >= static_cast<float>(threshold) ? gate : -kInf;
@@ -233,7 +234,7 @@ std::vector<Rule> rules() {
     r.push_back(g);
   }
   for (const auto& [seed, budget] : {std::pair{0.0, std::string("6")}, std::pair{7.0, std::string("25%")}})
-    r.push_back({"random", {{"seed", seed}}, budget, [seed](ReferenceHead& h, const Step& s, auto& score, auto&) {
+    r.push_back({"random", {{"seed", seed}}, budget, [seed = seed](ReferenceHead& h, const Step& s, auto& score, auto&) {
                    for (size_t i = 0; i < h.live.size(); ++i)
                      score[i] = randomPriority(static_cast<uint64_t>(seed), s.layer, s.kvHead, h.live[i].position);
                  }});

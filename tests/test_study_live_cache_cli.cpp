@@ -133,7 +133,7 @@ class TestStudyLiveCacheCli : public QObject {
       evictionCases << (e == supports && !(live.high < 0.9) ? undecided : e);
       for (const QString& attention : {"sigmoid", "softmax"})
         for (const auto& [col, policy] : {std::pair<int, QString>{9, "H2O"}, {10, "KeyDiff"}}) {
-          const Interval x = over(rows, attention + "+gate/" + pos, [col](const QStringList& f) { return f[6].toDouble() / f[col].toDouble() - 1; });
+          const Interval x = over(rows, attention + "+gate/" + pos, [col = col](const QStringList& f) { return f[6].toDouble() / f[col].toDouble() - 1; });
           matched[attention] += (pos == "rope" && policy == "H2O" ? "" : "; ") + name + " vs " + policy + ": " + changeText(x);
           matchedCases[attention] << judge(x, 0, attention == "sigmoid");
         }
