@@ -50,7 +50,8 @@ for kind in "${kinds[@]}"; do
       ;;
     tsan)
       build="$root/build-tsan"
-      configure_sanitized "$build" "-fsanitize=thread -fno-omit-frame-pointer"
+      # without OpenMP: every thread is then the program's own (README, "Sanitizers and fuzzing")
+      configure_sanitized "$build" "-fsanitize=thread -fno-omit-frame-pointer" -DATTNLAB_OPENMP=OFF
       cmake --build "$build" -j"$(nproc)" --target test_background_job test_training_session
       reports="$build/sanitizer-reports"
       TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp:log_path=$reports/tsan" \

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/params.h"
+#include "hf/tensor_file.h"
+#include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "tiny_hf_folder.h"
 #include "tokenizer/tokenizer_files.h"
@@ -19,6 +22,12 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 void write(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }
+// A safetensors file: the 8-byte little-endian header length, then the header.
+std::string safetensors(const std::string& header) {
+  std::string bytes;
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xff));
+  return bytes + header;
+}
 
 }  // namespace
 
@@ -58,6 +67,30 @@ class TestFuzzRegressions : public QObject {
 
   // A preset name or --set text that is not UTF-8 threw from the JSON printer quoting it in the
   // message, ending attnlab-cli and the tour reader (fuzz_cli_flags, fuzz_tour).
+  // A JSON number beyond a double's range (70E8181111527, found by fuzz_config_lab) made the JSON
+  // library throw out_of_range where the readers caught only its syntax errors: the exception ended
+  // the program. Each reader that parses with exceptions now refuses it in one line.
+  void numbersBeyondADoubleAreRefused() {
+    ExperimentConfig config;
+    for (const char* text : {"70E8181111527", "{\"model\": {\"d_model\": 1e400}}"}) {
+      const std::string why = configFromJson(text, config);
+      QVERIFY2(q(why).contains("not valid JSON") && q(why).contains("number overflow"), why.c_str());
+    }
+    const std::string header = R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})";
+    write(dir("lab.safetensors"), safetensors(header));
+    ParamStore params;
+    const std::string lab = readSafetensors(dir("lab.safetensors").string(), params);
+    QVERIFY2(q(lab).contains("not valid JSON") && q(lab).contains("number overflow"), lab.c_str());
+    write(dir("hf.safetensors"), safetensors(header));
+    std::vector<hf::TensorEntry> entries;
+    const std::string hfWhy = hf::readTensorHeader(dir("hf.safetensors").string(), entries);
+    QVERIFY2(q(hfWhy).contains("not valid JSON") && q(hfWhy).contains("number overflow"), hfWhy.c_str());
+    fs::create_directories(dir("sharded"));
+    write(dir("sharded") / "model.safetensors.index.json", R"({"metadata": {"total_size": 1e400}, "weight_map": {}})");
+    std::vector<std::string> files;
+    QVERIFY(q(hf::readShardIndex(dir("sharded").string(), files)).contains("not valid JSON"));
+  }
+
   void textThatIsNotUtf8IsQuoted() {
     ExperimentConfig config;
     const std::string why = loadPreset("i\x88" "duction", config);

@@ -129,6 +129,14 @@ Outcome runOne(const Args& args, const StudyEntry& study, const std::vector<Flag
   return o;
 }
 
+// A resumed index ran only some studies: the others' run times are their own reports'.
+std::string keptNote(const std::vector<Outcome>& outcomes) {
+  const auto kept = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.seconds == 0 && !o.runTime.empty(); });
+  if (kept == 0) return {};
+  return " (" + std::to_string(kept) + " of " + std::to_string(outcomes.size()) +
+         " studies kept from earlier runs, not counted: each one's run time is in the table of studies)";
+}
+
 std::string indexReport(const Args& args, const std::vector<Outcome>& outcomes, double seconds) {
   int counts[3] = {0, 0, 0};
   for (const Outcome& o : outcomes)
@@ -141,7 +149,7 @@ std::string indexReport(const Args& args, const std::vector<Outcome>& outcomes, 
         "does not. Each study's own report has its settings, tables and charts.\n\n"
      << "- Command: `" << studyCommand(args, "all", {"quick", "seeds", "threads", "studies", "resume"}) << " --out "
      << args.text("out") << "`\n"
-     << "- Machine: " << machineLine() << "; run time " << duration(seconds) << "\n"
+     << "- Machine: " << machineLine() << "; run time " << duration(seconds) << keptNote(outcomes) << "\n"
      << "- Verdicts: " << counts[0] << " agree, " << counts[1] << " partly, " << counts[2] << " do not\n\n"
      << "| study | finding | the paper says | this run measured | verdict |\n|---|---|---|---|---|\n";
   for (const Outcome& o : outcomes)

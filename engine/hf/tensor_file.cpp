@@ -123,7 +123,7 @@ std::string readTensorHeader(const std::string& path, std::vector<TensorEntry>& 
   Json header;
   try {
     header = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number too large for a double (406)
     const std::string why = e.what();
     return where + "header is not valid JSON (" + why.substr(why.find("] ") + 2) + ")";
   }
@@ -147,7 +147,7 @@ std::string readShardIndex(const std::string& dir, std::vector<std::string>& fil
   Json index;
   try {
     index = Json::parse(text);
-  } catch (const Json::parse_error&) {
+  } catch (const Json::exception&) {  // a syntax error, or a number too large for a double (406)
     return path + ": not valid JSON";
   }
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())

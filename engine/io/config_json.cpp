@@ -387,7 +387,7 @@ std::string configFromJson(const std::string& text, ExperimentConfig& out) {
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number too large for a double (406)
     std::string why = e.what();  // "[json.exception.parse_error.101] parse error at line 3, ..."
     const size_t bracket = why.find("] ");
     return "not valid JSON: " + (bracket == std::string::npos ? why : why.substr(bracket + 2));

@@ -163,7 +163,7 @@ std::string readSafetensors(const std::string& path, ParamStore& params) {
   Json header;
   try {
     header = Json::parse(headerText);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number too large for a double (406)
     std::string why = e.what();  // "[json.exception.parse_error.101] parse error at ..."
     return where + "header is not valid JSON (" + why.substr(why.find("] ") + 2) + ")";
   }

@@ -1,11 +1,10 @@
 #include "model/ops.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "core/gemm.h"
+#include "core/threads.h"
 
 namespace attnlab::ops {
 
@@ -18,7 +17,7 @@ namespace {
 constexpr Eigen::Index kMinRows = 64;
 template <class F>
 void forEachRowRange(Eigen::Index rows, F&& f) {
-  const int parts = omp_in_parallel() ? 1 : static_cast<int>(std::min<Eigen::Index>(omp_get_max_threads(), rows / kMinRows));
+  const int parts = inParallelRegion() ? 1 : static_cast<int>(std::min<Eigen::Index>(maxThreads(), rows / kMinRows));
   if (parts <= 1) {
     f(Eigen::Index(0), rows);
     return;
@@ -35,8 +34,8 @@ void forEachRowRange(Eigen::Index rows, F&& f) {
 // below about 4 M multiply-adds, where waking a second thread costs more than it saves.
 template <class F>
 void forEachColumnRange(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, F&& f) {
-  const bool worthThreads = !omp_in_parallel() && static_cast<double>(rows) * cols * depth >= 4.0e6;
-  const int parts = worthThreads ? static_cast<int>(std::min<Eigen::Index>(omp_get_max_threads(), cols / kMinRows)) : 1;
+  const bool worthThreads = !inParallelRegion() && static_cast<double>(rows) * cols * depth >= 4.0e6;
+  const int parts = worthThreads ? static_cast<int>(std::min<Eigen::Index>(maxThreads(), cols / kMinRows)) : 1;
   if (parts <= 1) {
     f(Eigen::Index(0), cols);
     return;

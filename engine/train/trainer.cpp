@@ -1,13 +1,13 @@
 #include "train/trainer.h"
 
 #include <malloc.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "core/available_memory.h"
+#include "core/threads.h"
 #include "positional/length_limit.h"
 #include "model/workspace.h"
 #include "train/circuit_lr.h"
@@ -25,7 +25,7 @@ constexpr uint64_t kProbeStream = 0x165667b19e3779f9ull;  // the fixed probe exa
 // OpenMP threads split the work (heads, row ranges of the products: model/ops.cpp); Eigen's own
 // product threading stays off, since its threads spin waiting for each other.
 void useThreads(int threads) {
-  omp_set_num_threads(threads);
+  setThreadCount(threads);
   Eigen::setNbThreads(1);
 }
 
