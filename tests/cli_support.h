@@ -10,8 +10,10 @@ struct Run {
 
 inline QString cliPath() { return QCoreApplication::applicationDirPath() + "/attnlab-cli"; }
 
-inline Run runProgram(const QString& program, const QStringList& arguments) {
+inline Run runProgram(const QString& program, const QStringList& arguments,
+                      const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment()) {
   QProcess process;
+  process.setProcessEnvironment(environment);
   process.start(program, arguments);
   Run run;
   if (!process.waitForFinished(10 * 60 * 1000) || process.exitStatus() != QProcess::NormalExit) {

@@ -35,19 +35,7 @@ Run runWith(const QString& program, const QStringList& arguments, const QMap<QSt
   env.insert("OMP_DISPLAY_ENV", "verbose");
   env.insert("QT_QPA_PLATFORM", "offscreen");
   for (auto it = set.begin(); it != set.end(); ++it) env.insert(it.key(), it.value());
-  QProcess process;
-  process.setProcessEnvironment(env);
-  process.start(program, arguments);
-  Run run;
-  if (!process.waitForFinished(60 * 1000)) {
-    process.kill();
-    process.waitForFinished();
-    return run;
-  }
-  run.exitCode = process.exitCode();
-  run.out = process.readAllStandardOutput();
-  run.err = process.readAllStandardError();
-  return run;
+  return runProgram(program, arguments, env);
 }
 
 }  // namespace

@@ -48,14 +48,14 @@ class TestSeedInterval : public QObject {
     // 0.3, 0.9, 1.0: mean 0.7333, s = 0.3786, half-width 4.303 * 0.3786 / sqrt(3) = 0.9405, so the
     // plain interval runs to 1.674, past what an accuracy can be; the bounded one stops at 1
     const SeedInterval plain = seedInterval95({0.3, 0.9, 1.0});
-    const SeedInterval cut = seedInterval95({0.3, 0.9, 1.0}, 0, 1);
+    const SeedInterval cut = seedInterval95({0.3, 0.9, 1.0}, kShareRange);
     QVERIFY(plain.high > 1.6 && plain.low < -0.2);
     QCOMPARE(cut.high, 1.0);
     QCOMPARE(cut.low, 0.0);
     QCOMPARE(cut.mean, plain.mean);
-    const SeedInterval inside = seedInterval95({0.4, 0.5, 0.6}, 0, 1);  // half-width 0.248: untouched
+    const SeedInterval inside = seedInterval95({0.4, 0.5, 0.6}, kShareRange);  // half-width 0.248: untouched
     QVERIFY(std::abs(inside.low - (0.5 - 4.303 * 0.1 / std::sqrt(3.0))) < 1e-12);
-    QVERIFY(std::isnan(seedInterval95({}, 0, 1).mean));
+    QVERIFY(std::isnan(seedInterval95({}, kShareRange).mean));
   }
 
   void theTableMeetsTheExpansion() {

@@ -67,7 +67,7 @@ SeedInterval accuracyOf(const std::vector<Row>& rows, const std::string& task, c
   std::vector<double> values;
   for (const Row& r : rows)
     if (r.task == task && r.encoding == encoding && r.multiple == multiple) values.push_back(r.result.accuracy);
-  return seedInterval95(values, 0, 1);
+  return seedInterval95(values, kShareRange);
 }
 
 // Per seed, the accuracy at `from` minus the accuracy at `to` (how much the encoding loses with length).
@@ -80,7 +80,7 @@ SeedInterval lossWithLength(const std::vector<Row>& rows, const std::string& tas
     }
   std::vector<double> values;
   for (const auto& [seed, drop] : byseed) values.push_back(drop);
-  return seedInterval95(values, -1, 1);
+  return seedInterval95(values, kDifferenceRange);
 }
 
 std::string multipleText(double m) {

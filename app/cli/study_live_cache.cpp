@@ -101,12 +101,12 @@ std::vector<std::string> modelLabels(const LiveCacheStudyResult& r) {
 
 using RowValue = std::function<double(const LiveCacheStudyRow&)>;
 
-// `value` of the model `label`, one per seed, as mean and 95% interval (a share's cut at [0, 1]).
-SeedInterval overSeeds(const LiveCacheStudyResult& r, const std::string& label, const RowValue& value, bool share = false) {
+// `value` of the model `label`, one per seed, as mean and 95% interval.
+SeedInterval overSeeds(const LiveCacheStudyResult& r, const std::string& label, const RowValue& value, ValueRange range = kUnbounded) {
   std::vector<double> values;
   for (const auto& row : r.rows)
     if (row.label() == label) values.push_back(value(row));
-  return share ? seedInterval95(values, 0, 1) : seedInterval95(values);
+  return seedInterval95(values, range);
 }
 
 double hardDelta(const LiveCacheStudyRow& row) { return row.hard_ppl / row.dense_ppl - 1; }
@@ -153,7 +153,7 @@ std::string resultsTable(const LiveCacheStudyResult& r) {
     const bool gated = label.find("+gate") != std::string::npos;
     md << "| " << label << " |";
     for (const Column& c : columns)
-      md << " " << (c.gatedOnly && !gated ? "-" : cellText(overSeeds(r, label, c.value, c.text == Column::Text::share), c.text))
+      md << " " << (c.gatedOnly && !gated ? "-" : cellText(overSeeds(r, label, c.value, c.text == Column::Text::share ? kShareRange : kUnbounded), c.text))
          << (c.text == Column::Text::share && !gated ? " (twin's)" : "") << " |";
     md << "\n";
   }
@@ -274,7 +274,7 @@ std::vector<Finding> findingsOf(const LiveCacheStudyResult& r) {
 
     const std::string label = "sigmoid+gate/" + pos;
     const SeedInterval delta = overSeeds(r, label, hardDelta);
-    const SeedInterval live = overSeeds(r, label, [](const LiveCacheStudyRow& row) { return row.live_share; }, true);
+    const SeedInterval live = overSeeds(r, label, [](const LiveCacheStudyRow& row) { return row.live_share; }, kShareRange);
     Evidence e = judge(delta, kNegligible, true);
     if (e == Evidence::supports && !(live.high < kDeletedEnough)) e = Evidence::undecided;  // too little deleted to count
     eviction.push_back({name + ": " + percentText(delta, true) + " at " + percentText(live, false, 1) + " live", e});

@@ -179,7 +179,7 @@ double headZeroShare(const LengthResult& r, int head) {
 }
 
 // Every quantity here (a share of zero weights, an accuracy per digit) lies in [0, 1]: so does its interval.
-SeedInterval shareOverSeeds(const std::vector<double>& values) { return seedInterval95(values, 0, 1); }
+SeedInterval shareOverSeeds(const std::vector<double>& values) { return seedInterval95(values, kShareRange); }
 
 // The verdict on a claim that a paired difference (per seed) is above 0: the interval over seeds
 // above 0 agrees, an interval not reaching above 0 does not, anything else (or one seed) is partly.
@@ -198,7 +198,7 @@ std::vector<double> difference(const std::vector<double>& a, const std::vector<d
 Finding compareArms(const std::string& finding, const std::string& paper, const std::vector<LengthResult>& rows, const Options& o,
                     const Arm& higher, const Arm& lower, const std::string& what, double (*value)(const LengthResult&)) {
   const std::vector<double> h = perSeed(rows, higher, 1, o.seeds, value), l = perSeed(rows, lower, 1, o.seeds, value);
-  const SeedInterval d = seedInterval95(difference(h, l), -1, 1);
+  const SeedInterval d = seedInterval95(difference(h, l), kDifferenceRange);
   const std::string measured = what + " at the training length: " + higher.label + " " + intervalText(shareOverSeeds(h)) + ", " +
                                lower.label + " " + intervalText(shareOverSeeds(l)) + "; paired difference " + intervalText(d);
   return {finding, paper, measured, verdictOnDifference(d)};

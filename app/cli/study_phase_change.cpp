@@ -177,10 +177,10 @@ std::vector<const Run*> runsOf(const std::vector<Run>& runs, const Arm& a) {
 }
 
 template <class F>
-SeedInterval intervalOf(const std::vector<const Run*>& runs, F value, bool share = false) {
+SeedInterval intervalOf(const std::vector<const Run*>& runs, F value, ValueRange range = kUnbounded) {
   std::vector<double> values;
   for (const Run* r : runs) values.push_back(value(*r));
-  return share ? seedInterval95(values, 0, 1) : seedInterval95(values);
+  return seedInterval95(values, range);
 }
 
 // Over the seeds that showed a change only (NaN for the others is left out, not counted as diverged).
@@ -188,15 +188,15 @@ SeedInterval stepInterval(const std::vector<const Run*>& runs, bool width = fals
   std::vector<double> values;
   for (const Run* r : runs)
     if (r->induction.found) values.push_back(width ? r->induction.width : r->induction.step);
-  return seedInterval95(values, 0);  // a step (or a number of steps) is never negative
+  return seedInterval95(values, {0});  // a step (or a number of steps) is never negative
 }
 int changedCount(const std::vector<const Run*>& runs) {
   int n = 0;
   for (const Run* r : runs) n += r->induction.found;
   return n;
 }
-SeedInterval finalAccuracy(const std::vector<const Run*>& runs) { return intervalOf(runs, [](const Run& r) { return r.last().accuracy; }, true); }
-SeedInterval finalInduction(const std::vector<const Run*>& runs) { return intervalOf(runs, [](const Run& r) { return r.last().induction; }, true); }
+SeedInterval finalAccuracy(const std::vector<const Run*>& runs) { return intervalOf(runs, [](const Run& r) { return r.last().accuracy; }, kShareRange); }
+SeedInterval finalInduction(const std::vector<const Run*>& runs) { return intervalOf(runs, [](const Run& r) { return r.last().induction; }, kShareRange); }
 // Both intervals known and `above`'s lies wholly above `below`'s.
 bool apart(const SeedInterval& above, const SeedInterval& below) {
   return above.hasSpread() && below.hasSpread() && above.low > below.high;
@@ -372,7 +372,7 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
     for (const Run* r : rs)
       if (r->accuracy.found) accuracySteps.push_back(r->accuracy.step);
     md << "| " << a.label << " | " << seedsShowing(changedCount(rs), rs.size()) << " | " << intervalText(stepInterval(rs), 0) << " | "
-       << intervalText(stepInterval(rs, true), 0) << " | " << intervalText(seedInterval95(accuracySteps, 0), 0) << " | "
+       << intervalText(stepInterval(rs, true), 0) << " | " << intervalText(seedInterval95(accuracySteps, {0}), 0) << " | "
        << intervalText(intervalOf(rs, [](const Run& r) { return r.last().valLoss; })) << " | " << intervalText(finalAccuracy(rs)) << " | "
        << intervalText(finalInduction(rs)) << " |\n";
   }

@@ -137,10 +137,10 @@ std::vector<const Run*> runsOf(const std::vector<Run>& runs, const Setting& s, c
 }
 
 template <class F>
-SeedInterval intervalOf(const std::vector<const Run*>& runs, F value, bool share = false) {
+SeedInterval intervalOf(const std::vector<const Run*>& runs, F value, ValueRange range = kUnbounded) {
   std::vector<double> values;
   for (const Run* r : runs) values.push_back(r->diverged ? NAN : value(*r));
-  return share ? seedInterval95(values, 0, 1) : seedInterval95(values);
+  return seedInterval95(values, range);
 }
 
 SeedInterval scoreInterval(const std::vector<const Run*>& runs, bool peak) {
@@ -270,7 +270,7 @@ std::string report(const std::vector<Run>& runs, const Options& o, const std::ve
         if (!r->switches.empty()) switches += (switches.empty() ? "" : "; ") + ("seed " + std::to_string(r->seed) + ": " + r->switches);
       md << "| " << a.label << " | " << divergedCount(rs) << "/" << rs.size() << " | "
          << intervalText(intervalOf(rs, [](const Run& r) { return r.finalLoss; })) << " | "
-         << intervalText(intervalOf(rs, [](const Run& r) { return r.accuracy; }, true)) << " | " << intervalText(scoreInterval(rs, true), 2) << " | "
+         << intervalText(intervalOf(rs, [](const Run& r) { return r.accuracy; }, kShareRange)) << " | " << intervalText(scoreInterval(rs, true), 2) << " | "
          << intervalText(scoreInterval(rs, false), 2) << " | " << (a.guard ? (switches.empty() ? "none" : switches) : "-") << " |\n";
     }
     md << "\n";

@@ -96,7 +96,7 @@ std::string table(const std::vector<SeedCheckRun>& runs) {
       ++n;
     }
     // an accuracy (and the resilience measured in it) cannot leave [0, 1]; a loss is unbounded
-    auto over = [accuracy](const std::vector<double>& v) { return accuracy ? seedInterval95(v, 0, 1) : seedInterval95(v); };
+    auto over = [accuracy](const std::vector<double>& v) { return accuracy ? seedInterval95(v, kShareRange) : seedInterval95(v); };
     md << "| " << label << " | " << (accuracy ? "accuracy" : "loss (resilience: minus the mean loss)") << " | "
        << intervalText(over(intact)) << " |";
     for (auto& values : resilience) md << " " << intervalText(over(values)) << " |";

@@ -50,13 +50,9 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// Every measure here is a share in [0, 1] (and its interval cut there) but the radius over the null's.
-SeedInterval overSeeds(const std::vector<double>& perSeed, bool share) {
-  return share ? seedInterval95(perSeed, 0, 1) : seedInterval95(perSeed);
-}
-
 // Per seed, the mean over the model's heads at step 0 of `value`; then the interval over seeds.
-SeedInterval atInit(const Runs& runs, const std::function<double(const HeadSnapshot&)>& value, bool share = true) {
+// Every measure here is a share in [0, 1] (its interval cut there) but the radius over the null's.
+SeedInterval atInit(const Runs& runs, const std::function<double(const HeadSnapshot&)>& value, ValueRange range = kShareRange) {
   std::vector<double> perSeed;
   for (const SeedCheckRun* r : runs) {
     std::vector<double> heads;
@@ -64,24 +60,25 @@ SeedInterval atInit(const Runs& runs, const std::function<double(const HeadSnaps
       if (s.step == 0) heads.push_back(value(s));
     perSeed.push_back(mean(heads));
   }
-  return overSeeds(perSeed, share);
+  return seedInterval95(perSeed, range);
 }
 
-SeedInterval ofNullDraw(const Runs& runs, const std::function<double(const SeedCheckRun&, const QkSpectrum&)>& value, bool share = true) {
+SeedInterval ofNullDraw(const Runs& runs, const std::function<double(const SeedCheckRun&, const QkSpectrum&)>& value,
+                        ValueRange range = kShareRange) {
   std::vector<double> perSeed;
   for (const SeedCheckRun* r : runs) {
     std::vector<double> heads;
     for (const QkSpectrum& s : r->nullDraw) heads.push_back(value(*r, s));
     perSeed.push_back(mean(heads));
   }
-  return overSeeds(perSeed, share);
+  return seedInterval95(perSeed, range);
 }
 
 // Per seed, `value` of the strongest previous-token head after training.
 SeedInterval ofBest(const Runs& runs, const std::function<double(const HeadSnapshot&)>& value) {
   std::vector<double> perSeed;
   for (const SeedCheckRun* r : runs) perSeed.push_back(value(*strongestPreviousTokenHead(*r)));
-  return seedInterval95(perSeed, 0, 1);
+  return seedInterval95(perSeed, kShareRange);
 }
 
 // Per seed, the median imaginary share of the model's other heads after training.
@@ -94,7 +91,7 @@ SeedInterval othersMedian(const Runs& runs) {
       if (s.step == best->step && &s != best) others.push_back(s.spectrum.imaginary_share);
     perSeed.push_back(median(others));
   }
-  return seedInterval95(perSeed, 0, 1);
+  return seedInterval95(perSeed, kShareRange);
 }
 
 std::string spectraCsv(const std::vector<SeedCheckRun>& runs) {
@@ -133,11 +130,11 @@ std::string initTable(const std::vector<std::pair<std::string, Runs>>& models) {
         "| model | radius/null | imaginary share | skew share | Henrici | null drawn: radius/null | imaginary share | skew share | Henrici |\n"
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& [label, runs] : models)
-    md << "| " << label << " | " << intervalText(atInit(runs, [](const HeadSnapshot& s) { return s.radiusOverNull; }, false)) << " | "
+    md << "| " << label << " | " << intervalText(atInit(runs, [](const HeadSnapshot& s) { return s.radiusOverNull; }, kUnbounded)) << " | "
        << intervalText(atInit(runs, [](const HeadSnapshot& s) { return s.spectrum.imaginary_share; })) << " | "
        << intervalText(atInit(runs, [](const HeadSnapshot& s) { return s.spectrum.skew_energy_share; })) << " | "
        << intervalText(atInit(runs, [](const HeadSnapshot& s) { return s.spectrum.henrici; })) << " | "
-       << intervalText(ofNullDraw(runs, [](const SeedCheckRun& r, const QkSpectrum& s) { return s.spectral_radius / r.circularRadius; }, false))
+       << intervalText(ofNullDraw(runs, [](const SeedCheckRun& r, const QkSpectrum& s) { return s.spectral_radius / r.circularRadius; }, kUnbounded))
        << " | " << intervalText(ofNullDraw(runs, [](const SeedCheckRun&, const QkSpectrum& s) { return s.imaginary_share; })) << " | "
        << intervalText(ofNullDraw(runs, [](const SeedCheckRun&, const QkSpectrum& s) { return s.skew_energy_share; })) << " | "
        << intervalText(ofNullDraw(runs, [](const SeedCheckRun&, const QkSpectrum& s) { return s.henrici; })) << " |\n";
@@ -163,7 +160,7 @@ std::string trainedTable(const std::vector<std::pair<std::string, Runs>>& models
       heads += (heads.empty() ? "" : ", ") + std::to_string(best->layer) + "." + std::to_string(best->head);
     }
     const bool rope = !strongestPreviousTokenHead(*runs.front())->spectrum.rope.empty();
-    md << "| " << label << " | " << intervalText(seedInterval95(accuracy, 0, 1)) << " | " << heads << " | "
+    md << "| " << label << " | " << intervalText(seedInterval95(accuracy, kShareRange)) << " | " << heads << " | "
        << intervalText(ofBest(runs, [](const HeadSnapshot& s) { return s.maps.previous_token; })) << " | "
        << intervalText(ofBest(runs, [](const HeadSnapshot& s) { return s.maps.induction; })) << " | "
        << intervalText(ofBest(runs, [](const HeadSnapshot& s) { return s.spectrum.imaginary_share; })) << " | "
@@ -221,19 +218,19 @@ Finding nullFinding(const std::vector<std::pair<std::string, Runs>>& models) {
         if (s.step == 0) radius[r->seed].push_back(s.radiusOverNull), imag[r->seed].push_back(s.spectrum.imaginary_share);
       for (const QkSpectrum& s : r->nullDraw) nullImag[r->seed].push_back(s.imaginary_share);
     }
-  auto meanPerSeed = [](const std::map<uint64_t, std::vector<double>>& bySeed, bool share) {
+  auto meanPerSeed = [](const std::map<uint64_t, std::vector<double>>& bySeed, ValueRange range) {
     std::vector<double> perSeed;
     for (const auto& [seed, values] : bySeed) perSeed.push_back(mean(values));
-    return overSeeds(perSeed, share);
+    return seedInterval95(perSeed, range);
   };
-  const SeedInterval r = meanPerSeed(radius, false);
+  const SeedInterval r = meanPerSeed(radius, kUnbounded);
   std::string verdict = "partly";
   if (r.hasSpread() && r.low >= 1 / kNullTolerance && r.high <= kNullTolerance) verdict = "agrees";
   if (r.hasSpread() && (r.high < 1 / kNullTolerance || r.low > kNullTolerance)) verdict = "does not";
   return {"R3: heads start at the random-matrix (Ginibre) null", "seed 000: every head originates at the Ginibre null",
           "step 0, every head of the induction models: spectral radius / circular-law radius " + intervalText(r) +
-              " (at the null: within a factor " + fixed(kNullTolerance, 2) + " of 1); imaginary share " + intervalText(meanPerSeed(imag, true)) +
-              " against the null drawn's " + intervalText(meanPerSeed(nullImag, true)),
+              " (at the null: within a factor " + fixed(kNullTolerance, 2) + " of 1); imaginary share " + intervalText(meanPerSeed(imag, kShareRange)) +
+              " against the null drawn's " + intervalText(meanPerSeed(nullImag, kShareRange)),
           verdict};
 }
 
@@ -252,7 +249,7 @@ Finding rotationFinding(const std::vector<std::pair<std::string, Runs>>& models,
       if (x->seed == y->seed)
         difference.push_back(strongestPreviousTokenHead(*x)->spectrum.imaginary_share -
                              strongestPreviousTokenHead(*y)->spectrum.imaginary_share);
-  const SeedInterval d = seedInterval95(difference, -1, 1);
+  const SeedInterval d = seedInterval95(difference, kDifferenceRange);
   auto share = [](const Runs& r) { return ofBest(r, [](const HeadSnapshot& s) { return s.spectrum.imaginary_share; }); };
   auto score = [](const Runs& r) { return ofBest(r, [](const HeadSnapshot& s) { return s.maps.previous_token; }); };
   const SeedInterval scoreA = score(a), scoreB = score(b);
@@ -282,11 +279,11 @@ Finding phaseFinding(const std::vector<std::pair<std::string, Runs>>& models, co
     nullShare.push_back(mean(heads));
     difference.push_back(strongestPreviousTokenHead(*r)->spectrum.rope_rotational_share - nullShare.back());
   }
-  const SeedInterval d = seedInterval95(difference, -1, 1);
+  const SeedInterval d = seedInterval95(difference, kDifferenceRange);
   const SeedInterval score = ofBest(runs, [](const HeadSnapshot& s) { return s.maps.previous_token; });
   std::string measured = "RoPE block rotational share of the strongest previous-token head " +
                          intervalText(ofBest(runs, [](const HeadSnapshot& s) { return s.spectrum.rope_rotational_share; })) +
-                         " against the null drawn's " + intervalText(seedInterval95(nullShare, 0, 1)) + "; difference per seed " +
+                         " against the null drawn's " + intervalText(seedInterval95(nullShare, kShareRange)) + "; difference per seed " +
                          intervalText(d) + "; previous-token score " + intervalText(score);
   std::string verdict = positiveVerdict(d);
   if (score.mean < kPreviousTokenHeadMin) {

@@ -106,11 +106,11 @@ std::vector<LayerRow> measure(const Options& o, const Arm& a, uint64_t seed, int
 }
 
 template <class F>
-SeedInterval intervalOf(const std::vector<LayerRow>& rows, const Arm& a, int layer, F value, bool share = true) {
+SeedInterval intervalOf(const std::vector<LayerRow>& rows, const Arm& a, int layer, F value, ValueRange range = kShareRange) {
   std::vector<double> values;
   for (const LayerRow& r : rows)
     if (r.arm == &a && (layer < 0 || r.layer == layer)) values.push_back(value(r));
-  return share ? seedInterval95(values, 0, 1) : seedInterval95(values);
+  return seedInterval95(values, range);
 }
 
 // Per arm and seed, the first-token share averaged over layers: the quantity the comparisons use.
@@ -123,7 +123,7 @@ SeedInterval meanOverLayers(const std::vector<LayerRow>& rows, const Arm& a, con
       if (r.arm == &a && r.seed == seed) sum += r.firstToken, ++n;
     if (n) values.push_back(sum / n);
   }
-  return seedInterval95(values, 0, 1);
+  return seedInterval95(values, kShareRange);
 }
 
 // Whether `x` is below the softmax baseline `base`, as the 95% intervals tell.
@@ -240,7 +240,7 @@ int runSinksStudy(const Args& args) {
   for (int l = 0; l < layers; ++l) md << " --- |";
   md << " --- | --- |\n";
   for (const Arm& a : kArms) {
-    md << "| " << a.label << " | " << intervalText(intervalOf(rows, a, 0, [](const LayerRow& r) { return r.valLoss; }, false)) << " |";
+    md << "| " << a.label << " | " << intervalText(intervalOf(rows, a, 0, [](const LayerRow& r) { return r.valLoss; }, kUnbounded)) << " |";
     for (int l = 0; l < layers; ++l) md << " " << intervalText(intervalOf(rows, a, l, [](const LayerRow& r) { return r.firstToken; })) << " |";
     md << " " << (a.attention == "softmax_sink" ? intervalText(intervalOf(rows, a, -1, [](const LayerRow& r) { return r.sinkShare; })) : "-")
        << " | " << (a.gate != "none" ? intervalText(intervalOf(rows, a, -1, [](const LayerRow& r) { return r.gateMean; })) : "-") << " |\n";

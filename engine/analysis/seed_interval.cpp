@@ -16,7 +16,7 @@ double studentT975(int df) {
   return z + (z * z * z + z) / (4 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
 }
 
-SeedInterval seedInterval95(const std::vector<double>& values, double lowest, double highest) {
+SeedInterval seedInterval95(const std::vector<double>& values, ValueRange range) {
   SeedInterval r;
   double sum = 0;
   for (double v : values) std::isfinite(v) ? (sum += v, ++r.n) : ++r.skipped;
@@ -31,8 +31,8 @@ SeedInterval seedInterval95(const std::vector<double>& values, double lowest, do
   for (double v : values)
     if (std::isfinite(v)) squares += (v - r.mean) * (v - r.mean);
   const double half = studentT975(r.n - 1) * std::sqrt(squares / (r.n - 1)) / std::sqrt(static_cast<double>(r.n));
-  r.low = std::max(lowest, r.mean - half);
-  r.high = std::min(highest, r.mean + half);
+  r.low = std::max(range.lowest, r.mean - half);
+  r.high = std::min(range.highest, r.mean + half);
   return r;
 }
 

@@ -18,10 +18,14 @@ struct SeedInterval {
 
 // Student's t quantile t_{0.975, df} for df >= 1 (table to 30, the Cornish-Fisher expansion above).
 double studentT975(int degreesOfFreedom);
-// A quantity that cannot leave [lowest, highest] (an accuracy, a share, a score of attention
-// weights) has its interval cut at the bounds, where mean +- t s / sqrt(n) of a few seeds would pass
-// them (0.77 [0.24, 1.29] for an accuracy); the true mean lies inside them, so coverage is kept.
-SeedInterval seedInterval95(const std::vector<double>& values, double lowest = -INFINITY, double highest = INFINITY);
+// The range a quantity cannot leave (an accuracy, a share, a score of attention weights: 0 to 1; a
+// difference of two: -1 to 1). Its interval is cut there, where mean +- t s / sqrt(n) of a few seeds
+// would pass it (0.77 [0.24, 1.29] for an accuracy); the true mean lies inside, so coverage is kept.
+struct ValueRange {
+  double lowest = -INFINITY, highest = INFINITY;
+};
+inline constexpr ValueRange kUnbounded{}, kShareRange{0, 1}, kDifferenceRange{-1, 1};
+SeedInterval seedInterval95(const std::vector<double>& values, ValueRange range = kUnbounded);
 
 struct ShareInterval {
   int successes = 0, trials = 0;
