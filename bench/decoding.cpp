@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -33,6 +34,39 @@ std::unique_ptr<Trainer> defaultTrainer(bool retentionGate) {
   if (std::string why = workloadConfig("default", config); !why.empty()) throw std::runtime_error(why);
   config.model.retention_gate = retentionGate;
   return std::make_unique<Trainer>(config);
+}
+
+// Bytes of parameters one decoding step reads in full: every block, the final norm and the
+// unembedding (the token table when tied). The token and position tables give one row each, left out.
+double streamedWeightBytes(const Model& model) {
+  double bytes = 0;
+  for (const auto& p : model.params().all()) {
+    const bool table = p->name == "tok_emb.weight" ? !model.config().tied_embeddings : p->name.rfind("pos_emb", 0) == 0;
+    if (!table) bytes += 4.0 * static_cast<double>(p->value.size());
+  }
+  return bytes;
+}
+
+// The fastest a single stream can decode when every step must read `bytes` of weights: the best
+// of several trials of one vector-matrix product x W^T over a [bytes / 4 / d_model, d_model]
+// weight (stored [out, in] as the model's are, so the same row-major product decoding runs, with
+// nothing else around it), on this thread, as tokens per second.
+double weightStreamingBound(double bytes, int dModel) {
+  const Eigen::Index rows = static_cast<Eigen::Index>(bytes / 4.0 / dModel);
+  const Mat weights = Mat::Constant(rows, dModel, 0.01f);  // the values do not matter, the bytes do
+  Eigen::RowVectorXf x = Eigen::RowVectorXf::Constant(dModel, 1.0f), y(rows);
+  double best = 0;
+  for (int trial = 0; trial < 7; ++trial) {
+    constexpr int kReps = 50;
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < kReps; ++r) {
+      y.noalias() = x * weights.transpose();
+      x[0] += 1e-9f * y[0];  // each product depends on the previous one, as decoding's steps do
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, kReps / seconds);
+  }
+  return best;
 }
 
 }  // namespace
@@ -88,6 +122,13 @@ std::vector<nlohmann::json> timeDecoding(int passes, int budget, const std::stri
                      {"passes", passes},
                      {"tokens_per_second", spread(c.tokensPerSecond)},
                      {"tokens_per_cpu_second", spread(c.tokensPerCpuSecond)}});
+  const Model& model = plain->model();
+  const double bytes = streamedWeightBytes(model);
+  lines.push_back({{"side", "attnlab"},
+                   {"kind", "decoding_bound"},
+                   {"model", "default"},
+                   {"weight_bytes_per_token", bytes},
+                   {"bound_tokens_per_second", weightStreamingBound(bytes, model.config().d_model)}});
   return lines;
 }
 
