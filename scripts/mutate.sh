@@ -12,7 +12,7 @@
 #
 # The scratch copy is a detached git worktree in ${ATTNLAB_MUTATE_DIR:-/tmp/attnlab-mutate}; its
 # build is incremental, so after the first build each mutation recompiles one file and relinks its
-# tests. A full run of the 36 mutations takes about an hour on two cores.
+# tests. A full run of the 36 mutations took 8 minutes with a warm compiler cache (README).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
