@@ -6,13 +6,15 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"]
+usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"] [--long]
                     [--no-peer] [--no-decoding] [--no-ui] [--gpt2] [--interpret] [--out FILE]
   --reps N       repetitions (fresh processes) per side, workload and thread count (default 5)
   --steps N      timed training steps per repetition, after 2 warm-up steps (default 10; larger: a third,
                  after 1 warm-up step)
   --threads L    thread counts to measure (default "1 2")
-  --workloads L  workloads to run (default: all; see build/bin/attnlab-bench --list)
+  --workloads L  workloads to run (default: default larger sigmoid_rope; see build/bin/attnlab-bench --list)
+  --long         also long_1024 and long_2048 (context 1,024 and 2,048, batch 4): 3 timed steps after 1
+                 warm-up, no probe traces, so the peak memory is training's
   --no-peer      measure this engine only
   --no-decoding  skip cached decoding (default model, full cache and each eviction policy at budget 64,
                  N repetitions of 20 passes over the 128-token probe)
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
     --steps) steps="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --workloads) workloads="$2"; shift 2 ;;
+    --long) workloads="$workloads long_1024 long_2048"; shift ;;
     --no-peer) peer=0; shift ;;
     --no-decoding) decoding=0; shift ;;
     --no-ui) ui=0; shift ;;
@@ -86,15 +89,16 @@ echo "repetitions: $reps per side; training steps per repetition: $steps (larger
 : >"$out"
 for w in $workloads; do
   workload_json="$("$bench" --describe "$w")"
-  n="$steps" warm=2
+  n="$steps" warm=2 traces=20
   if [ "$w" = larger ]; then n=$(( steps / 3 > 2 ? steps / 3 : 2 )) warm=1; fi
+  case "$w" in long_*) n=3 warm=1 traces=0 ;; esac
   for t in $threads; do
     for r in $(seq 1 "$reps"); do
       echo "  $w, $t thread(s), repetition $r/$reps" >&2
-      ours() { "$bench" --workload "$w" --threads "$t" --steps "$n" --warmup "$warm" >>"$out"; }
+      ours() { "$bench" --workload "$w" --threads "$t" --steps "$n" --warmup "$warm" --traces "$traces" >>"$out"; }
       theirs() {
         OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/torch_peer.py" \
-          --workload "$workload_json" --threads "$t" --steps "$n" --warmup "$warm" >>"$out"
+          --workload "$workload_json" --threads "$t" --steps "$n" --warmup "$warm" --traces "$traces" >>"$out"
       }
       # alternate who goes first so a drift in the machine's load hits both sides alike
       if [ "$peer" = 0 ]; then ours

@@ -12,6 +12,11 @@ const std::vector<Workload>& workloads() {
        {"model.d_model=256", "model.n_layers=6", "model.n_heads=8", "model.d_ff=1024", "model.context=256"}},
       {"sigmoid_rope", "default shape with sigmoid attention (b = -log(i+1)) and RoPE",
        {"model.attention=sigmoid", "model.positional=rope"}},
+      // Long contexts, where T x T maps dominate memory: attnlab trains softmax without them.
+      {"long_1024", "d_model 256, 4 layers, 8 heads, d_ff 1024, context 1,024, batch 4, softmax, learned positions",
+       {"model.d_model=256", "model.n_layers=4", "model.n_heads=8", "model.d_ff=1024", "model.context=1024", "train.batch=4"}},
+      {"long_2048", "d_model 256, 4 layers, 8 heads, d_ff 1024, context 2,048, batch 4, softmax, learned positions",
+       {"model.d_model=256", "model.n_layers=4", "model.n_heads=8", "model.d_ff=1024", "model.context=2048", "train.batch=4"}},
   };
   return all;
 }

@@ -28,6 +28,7 @@ inline ModelConfig gradCheckConfig(const std::string& attention, const std::stri
 struct GradCheckCase {
   std::vector<int> tokens, targets;
   int B = 2, T = 0;
+  bool keep_attention_maps = true;  // false: variants that can attend without maps do, as in training
 };
 
 inline GradCheckCase randomCase(const ModelConfig& c, int B, int T, uint64_t seed) {
@@ -90,6 +91,7 @@ inline void checkGradients(Model& model, const GradCheckCase& k, const std::stri
                            int maxPerTensor = 40, const std::function<bool(const std::string&)>& unread = {},
                            const std::function<bool(const std::string&)>& invariant = {}) {
   auto ws = makeWorkspace();
+  ws->keep_attention_maps = k.keep_attention_maps;
   model.params().zeroGrad();
   model.forward(*ws, k.tokens.data(), k.targets.data(), k.B, k.T);
   model.backward(*ws);

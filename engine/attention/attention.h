@@ -49,6 +49,12 @@ struct AttentionOutputs {
   float* o = nullptr;        // [B, H, T, d_head]
   float* scores = nullptr;   // [B, H, T, T] scores entering the normalisation; -inf where masked
   float* weights = nullptr;  // [B, H, T, T] a_ij as the variant defines them (0 where masked)
+  // A forward without maps (scores and weights null: attendsWithoutMaps) writes per row instead,
+  // each [B, H, T]: what its backward recomputes the weights from, and the two figures training
+  // reads off the maps (the layer's attention entropy and largest score).
+  float* row_log_sum_exp = nullptr;    // L_i = log sum_j exp(z_ij) of the normalised logits z
+  float* row_entropy = nullptr;        // -sum_j a_ij log a_ij
+  float* row_max_abs_score = nullptr;  // max_j |s_ij| over the visible keys
 };
 
 struct AttentionGrads {
@@ -83,6 +89,10 @@ class AttentionVariant {
   virtual void initialise(Rng& /*rng*/) {}
 
   virtual void forward(const AttentionInputs& in, AttentionOutputs& out) const = 0;
+  // True when forward() and backward() can run on these inputs with out.scores and out.weights
+  // null, writing and reading the row outputs instead: O(T) memory per head where maps take
+  // O(T^2). The layer asks only when no trace or hook wants the maps (training).
+  virtual bool attendsWithoutMaps(const AttentionInputs& /*in*/) const { return false; }
   // Uses the forward's saved outputs; accumulates into the variant's own parameter gradients.
   virtual void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& grads) = 0;
 

@@ -1,5 +1,6 @@
 #include "attention/attention.h"
 #include "attention/softmax_core.h"
+#include "attention/softmax_tiled.h"
 
 namespace attnlab {
 namespace {
@@ -14,14 +15,17 @@ class SoftmaxAttention : public AttentionVariant {
   }
 
   void forward(const AttentionInputs& in, AttentionOutputs& out) const override {
-    softmaxAttentionForward(in, out, beta_, 0);
+    if (!out.weights) tiledSoftmaxForward(in, out, beta_, 0);
+    else softmaxAttentionForward(in, out, beta_, 0);
   }
+  bool attendsWithoutMaps(const AttentionInputs& in) const override { return tiledSoftmaxApplies(in); }
   bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
     softmaxDecodeRow(in, beta_, 0, o, weights);
     return true;
   }
   void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
-    softmaxAttentionBackward(in, saved, g, beta_);
+    if (!saved.weights) tiledSoftmaxBackward(in, saved, g, beta_, 0);
+    else softmaxAttentionBackward(in, saved, g, beta_);
   }
 
  private:

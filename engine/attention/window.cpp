@@ -1,5 +1,6 @@
 #include "attention/attention.h"
 #include "attention/softmax_core.h"
+#include "attention/softmax_tiled.h"
 
 namespace attnlab {
 namespace {
@@ -19,15 +20,18 @@ class WindowAttention : public AttentionVariant {
   }
 
   void forward(const AttentionInputs& in, AttentionOutputs& out) const override {
-    softmaxAttentionForward(in, out, beta_, window_);
+    if (!out.weights) tiledSoftmaxForward(in, out, beta_, window_);
+    else softmaxAttentionForward(in, out, beta_, window_);
   }
+  bool attendsWithoutMaps(const AttentionInputs& in) const override { return tiledSoftmaxApplies(in); }
   // Keys outside the window have a = 0, so the softmax backward gives them exactly zero gradient.
   bool decodeRow(const DecodeRowInputs& in, float* o, float* weights) const override {
     softmaxDecodeRow(in, beta_, window_, o, weights);
     return true;
   }
   void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
-    softmaxAttentionBackward(in, saved, g, beta_);
+    if (!saved.weights) tiledSoftmaxBackward(in, saved, g, beta_, window_);
+    else softmaxAttentionBackward(in, saved, g, beta_);
   }
 
  private:

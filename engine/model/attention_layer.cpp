@@ -76,6 +76,14 @@ void angleGradient(const std::vector<float>& dy, const std::vector<float>& y, co
       rotationAngleGrad(dy.data() + off, y.data() + off, T, dHead, pairs, dAngles.data() + static_cast<size_t>(b) * T * pairs);
     }
 }
+
+// What the variant writes and its backward reads: the maps, or the row figures that replace them.
+AttentionOutputs outputsOf(AttentionActs& a) {
+  if (a.attended_without_maps)
+    return {a.o.data(), nullptr, nullptr, a.row_log_sum_exp.data(), a.row_entropy.data(), a.row_max_abs_score.data()};
+  return {a.o.data(), a.scores.data(), a.weights.data()};
+}
+
 }  // namespace
 
 AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, const PositionalEncoding& positional, ParamStore& params)
@@ -256,12 +264,21 @@ double AttentionLayer::forward(const Mat& x, const Mat& h, const int* pos, int B
 
   const double aux = keyGateForward(x, h, B, T, a);
 
-  a.scores.resize(a.shape.mapSize());
-  a.weights.resize(a.shape.mapSize());
   a.o.resize(a.shape.qSize());
   AttentionInputs in = {a.shape, a.q.data(), a.k.data(), a.v.data(), pos, a.bias.empty() ? nullptr : a.bias.data(),
                         a.key_gate.empty() ? nullptr : a.key_gate.data(), 1.0f / std::sqrt(static_cast<float>(dHead_)), precision_};
-  AttentionOutputs out = {a.o.data(), a.scores.data(), a.weights.data()};
+  a.attended_without_maps = a.maps_optional && variant_->attendsWithoutMaps(in);
+  const size_t rows = static_cast<size_t>(B) * H_ * T;
+  if (a.attended_without_maps) {  // the maps' memory goes (a trace's earlier pass may have left them)
+    std::vector<float>().swap(a.scores);
+    std::vector<float>().swap(a.weights);
+    for (auto* row : {&a.row_log_sum_exp, &a.row_entropy, &a.row_max_abs_score}) row->resize(rows);
+  } else {
+    a.scores.resize(a.shape.mapSize());
+    a.weights.resize(a.shape.mapSize());
+    for (auto* row : {&a.row_log_sum_exp, &a.row_entropy, &a.row_max_abs_score}) row->clear();
+  }
+  AttentionOutputs out = outputsOf(a);
   variant_->forward(in, out);
   if (a.hooks) hookPattern(a.hooks, layer_, variantName_, a);
   mergeHeads(a.o.data(), B, T, H_, dHead_, a.o_flat);
@@ -304,7 +321,7 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
 
   AttentionInputs in = {a.shape, a.q.data(), a.k.data(), a.v.data(), pos, a.bias.empty() ? nullptr : a.bias.data(),
                         a.key_gate.empty() ? nullptr : a.key_gate.data(), 1.0f / std::sqrt(static_cast<float>(dHead_)), precision_};
-  AttentionOutputs saved = {a.o.data(), a.scores.data(), a.weights.data()};
+  const AttentionOutputs saved = outputsOf(a);
   std::vector<float> dKeyGate(a.key_gate.size());
   AttentionGrads grads = {dO.data(), dQ.data(), dK.data(), dV.data(), a.key_gate.empty() ? nullptr : dKeyGate.data()};
   variant_->backward(in, saved, grads);

@@ -30,7 +30,12 @@ struct AttentionActs {
   std::vector<float> q, k, v;           // head-major, after rotation
   Mat angles;                           // [B*T, pairs] rotary angles (empty without rotation)
   std::vector<float> bias;              // [H, T, T] positional score bias (empty without)
-  std::vector<float> scores, weights;   // [B, H, T, T]
+  std::vector<float> scores, weights;   // [B, H, T, T], empty when the pass attended without maps
+  // Set by the model: true lets a variant that can (AttentionVariant::attendsWithoutMaps) attend
+  // without maps, keeping instead the row figures below, each [B, H, T] (attention.h).
+  bool maps_optional = false;
+  bool attended_without_maps = false;   // set by forward()
+  std::vector<float> row_log_sum_exp, row_entropy, row_max_abs_score;
   std::vector<float> o;                 // head-major output
   Mat o_flat;                           // [B*T, H*d_head] what the output projection reads
   std::vector<float> v_gated;           // values after the value gate, before any rotation

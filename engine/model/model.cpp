@@ -150,6 +150,7 @@ double Model::forward(Workspace& ws, const int* tokens, const int* targets, int 
     bp.ln1.forward(a.x, a.ln1, a.ln1_stats);
     a.attn.tokens = ws.tokens.data();  // for rotations indexed by token id
     a.attn.hooks = ws.hooks;
+    a.attn.maps_optional = !ws.keep_attention_maps && !trace && !ws.hooks;
     a.attn.kv_source = c.kvSourceOf(l) != l ? &ws.blocks[c.kvSourceOf(l)].attn : nullptr;  // cross-layer KV
     aux += bp.attn->forward(a.ln1, a.x, ws.positions.data(), B, T, a.attn, a.attn_out);
     hookRows(ws.hooks, HookSite::attn_out, l, a.attn_out, B, T);
@@ -277,6 +278,11 @@ std::vector<double> Model::layerEntropy(const Workspace& ws) const {
   const int T = ws.T;
   for (const BlockActs& a : ws.blocks) {
     double total = 0;
+    if (a.attn.attended_without_maps) {  // the rows' entropies the forward kept instead of maps
+      for (int r = 0; r < config_.n_heads * T; ++r) total += a.attn.row_entropy[r];
+      out.push_back(T ? total / (static_cast<double>(config_.n_heads) * T) : 0.0);
+      continue;
+    }
     for (int h = 0; h < config_.n_heads; ++h) {
       const float* A = a.attn.weights.data() + static_cast<size_t>(h) * T * T;
       for (int i = 0; i < T; ++i)

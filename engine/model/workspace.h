@@ -35,6 +35,9 @@ struct Workspace {
   // once the next block has its input, and skips the softmax over the vocabulary when no position
   // is scored, so reading a large model needs little beyond its weights and logits.
   bool inference = false;
+  // False (the training step) lets attention layers whose variant can attend without T x T maps
+  // keep O(T) row figures instead (model/attention_layer.h); a trace or hooks still get the maps.
+  bool keep_attention_maps = true;
   ForwardHooks* hooks = nullptr;  // named hook points (model/hooks.h): null, the default, costs nothing
   bool keep_embedding_grad = false;  // backward() then leaves d(loss)/d(resid_pre of block 0) here:
   Mat d_embeddings;                  // [B*T, d_model] (gradient x input attribution reads it)

@@ -14,6 +14,12 @@ std::vector<double> layerMaxScores(const Workspace& ws) {
     const AttentionActs& a = block.attn;
     const int T = a.shape.T, maps = a.shape.B * a.shape.H;
     float largest = 0;
+    if (a.attended_without_maps) {  // each row's largest |s| the forward kept instead of maps
+      for (float v : a.row_max_abs_score)
+        if (std::isfinite(v)) largest = std::max(largest, v);
+      out.push_back(largest);
+      continue;
+    }
     if (a.scores.size() < a.shape.mapSize()) {  // activations already dropped (inference): nothing measured
       out.push_back(std::nan(""));
       continue;

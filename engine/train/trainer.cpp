@@ -108,6 +108,7 @@ void Trainer::build() {
                       (config_.task.seq_len > 0 ? " and task.seq_len " + std::to_string(config_.task.seq_len) : ""));
   keepActivationBuffersInHeap();
   workspace_ = makeWorkspace();
+  workspace_->keep_attention_maps = false;  // a training step reads no maps: variants that can, attend without them
   dataRng_ = trainingDataRng(config_.train.seed);
 }
 

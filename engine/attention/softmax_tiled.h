@@ -1,0 +1,156 @@
+#pragma once
+// Softmax attention without T x T maps, for training: the forward walks each query block's keys a
+// block at a time with a running maximum and sum (the online softmax), and keeps per row only
+//   L_i = log sum_j exp(z_ij)   (z = beta s, s = scale q.k + bias over the visible keys),
+// the row's entropy and its largest |s_ij|; the backward recomputes each block's weights as
+// a_ij = exp(z_ij - L_i) from q, k and L. Memory per head is O(T) beside one block of scratch,
+// where softmax_core.h holds scores, weights and their gradients as T x T maps. Same masking
+// (causal, optional window) and the same values up to float rounding (test_tiled_attention);
+// float32 scores and no key gate (the layer uses the plain path otherwise).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attention/head_loops.h"
+#include "attention/softmax_core.h"
+
+namespace attnlab {
+
+constexpr int kTileRows = 64, kTileKeys = 64;
+
+// Whether a softmax-like variant can attend with these inputs without maps.
+inline bool tiledSoftmaxApplies(const AttentionInputs& in) { return in.precision == ScorePrecision::fp32 && !in.key_gate; }
+
+namespace tiled {
+
+// Scores of query rows [r0, r0 + rows) against keys [c0, c0 + cols): S = scale Q K^T + bias.
+inline void blockScores(const AttentionInputs& in, const HeadSlices& h, int r0, int rows, int c0, int cols, Mat& S) {
+  S.resize(rows, cols);
+  S.noalias() = in.scale * h.q(in.q).middleRows(r0, rows) * h.k(in.k).middleRows(c0, cols).transpose();
+  if (const float* bias = h.bias(in.bias)) S += ConstHeadMat(bias, in.shape.T, in.shape.T).block(r0, c0, rows, cols);
+}
+
+// The visible keys of query i inside the block [c0, c0 + cols), as [lo, hi) relative to c0.
+struct Span {
+  int lo, hi;
+};
+inline Span visibleSpan(int i, int c0, int cols, int window) {
+  return {std::max(firstVisibleKey(i, window), c0) - c0, std::min(i + 1, c0 + cols) - c0};
+}
+
+}  // namespace tiled
+
+// Forward of one head: writes o and, at the head's [T] rows of the three row outputs,
+// L_i, the entropy -sum_j a_ij log a_ij and max_j |s_ij|.
+inline void tiledSoftmaxHeadForward(const AttentionInputs& in, const HeadSlices& h, AttentionOutputs& out, float beta, int window) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const int T = in.shape.T;
+  const ConstHeadMat V = h.v(in.v);
+  HeadMat O = h.out(out.o);
+  float* logSumExp = out.row_log_sum_exp + h.tokenOffset();
+  float* entropy = out.row_entropy + h.tokenOffset();
+  float* largest = out.row_max_abs_score + h.tokenOffset();
+  thread_local Mat S, acc;
+  // Per row of the block: running max m, sum l = sum exp(z - m), u = sum exp(z - m) (z - m), max |s|.
+  thread_local Eigen::ArrayXf m, l, u, big;
+  for (int r0 = 0; r0 < T; r0 += kTileRows) {
+    const int rows = std::min(kTileRows, T - r0), end = r0 + rows;
+    m.setConstant(rows, kMinusInf);
+    l.setZero(rows);
+    u.setZero(rows);
+    big.setZero(rows);
+    acc.setZero(rows, in.shape.dHead);
+    for (int c0 = firstVisibleKey(r0, window); c0 < end; c0 += kTileKeys) {
+      const int cols = std::min(kTileKeys, end - c0);
+      tiled::blockScores(in, h, r0, rows, c0, cols, S);
+      for (int r = 0; r < rows; ++r) {
+        auto row = S.row(r).array();
+        const tiled::Span span = tiled::visibleSpan(r0 + r, c0, cols, window);
+        if (span.hi <= span.lo) {  // nothing visible in this block: it adds nothing
+          row.setZero();
+          continue;
+        }
+        auto s = row.segment(span.lo, span.hi - span.lo);
+        big[r] = std::max(big[r], s.abs().maxCoeff<Eigen::PropagateNaN>());
+        s *= beta;  // z = beta s
+        const float blockMax = s.maxCoeff<Eigen::PropagateNaN>();
+        const float next = std::isnan(blockMax) ? blockMax : std::max(m[r], blockMax);  // a NaN must reach the loss
+        if (l[r] > 0) {  // rescale what earlier blocks added to the new maximum
+          const float shrink = std::exp(m[r] - next);
+          u[r] = shrink * (u[r] + (m[r] - next) * l[r]);  // sum e (z - next) = shrink (sum e' (z - m) + (m - next) sum e')
+          l[r] *= shrink;
+          acc.row(r) *= shrink;
+        }
+        m[r] = next;
+        s -= next;                                 // z - m
+        u[r] += (s * s.exp()).sum();               // u += e (z - m)
+        s = s.exp();                               // e = exp(z - m)
+        l[r] += s.sum();                           // l += e
+        row.head(span.lo).setZero();               // masked keys weigh 0
+        row.tail(cols - span.hi).setZero();
+      }
+      acc.noalias() += S * V.middleRows(c0, cols);  // o = sum_j e_j v_j, divided by l below
+    }
+    for (int r = 0; r < rows; ++r) {
+      O.row(r0 + r) = acc.row(r) / l[r];
+      logSumExp[r0 + r] = m[r] + std::log(l[r]);    // L = m + log l
+      entropy[r0 + r] = std::log(l[r]) - u[r] / l[r];  // -sum a log a with a = e / l, log a = (z - m) - log l
+      largest[r0 + r] = big[r];
+    }
+  }
+}
+
+// Backward of tiledSoftmaxHeadForward for one KV group's query heads (forEachKvGroup): d_q of the
+// head, d_k and d_v accumulated over the group. From o_i = sum_j a_ij v_j and
+// a = softmax(z): dz_ij = a_ij (dO_i . v_j - D_i) with D_i = dO_i . o_i (= sum_j a_ij dA_ij).
+inline void tiledSoftmaxHeadBackward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g, const HeadSlices& h,
+                                     bool firstInGroup, float beta, int window) {
+  const int T = in.shape.T;
+  const ConstHeadMat Q = h.q(in.q), K = h.k(in.k), V = h.v(in.v), O = h.q(saved.o);
+  const ConstHeadMat dO(g.d_o + h.qOffset(), T, in.shape.dHead);
+  HeadMat dQ = h.out(g.d_q), dK = h.kvOut(g.d_k), dV = h.kvOut(g.d_v);
+  const float* logSumExp = saved.row_log_sum_exp + h.tokenOffset();
+  if (firstInGroup) {
+    dK.setZero();
+    dV.setZero();
+  }
+  dQ.setZero();
+  thread_local Mat S, dP;
+  thread_local Eigen::ArrayXf D;
+  D = (dO.array() * O.array()).rowwise().sum();  // D_i = dO_i . o_i
+  for (int r0 = 0; r0 < T; r0 += kTileRows) {
+    const int rows = std::min(kTileRows, T - r0), end = r0 + rows;
+    for (int c0 = firstVisibleKey(r0, window); c0 < end; c0 += kTileKeys) {
+      const int cols = std::min(kTileKeys, end - c0);
+      tiled::blockScores(in, h, r0, rows, c0, cols, S);
+      for (int r = 0; r < rows; ++r) {  // S becomes the block's weights: a = exp(beta s - L), 0 where masked
+        auto row = S.row(r).array();
+        const tiled::Span span = tiled::visibleSpan(r0 + r, c0, cols, window);
+        if (span.hi <= span.lo) {
+          row.setZero();
+          continue;
+        }
+        auto s = row.segment(span.lo, span.hi - span.lo);
+        s = (beta * s - logSumExp[r0 + r]).exp();
+        row.head(span.lo).setZero();
+        row.tail(cols - span.hi).setZero();
+      }
+      dV.middleRows(c0, cols).noalias() += S.transpose() * dO.middleRows(r0, rows);  // from o = A V
+      dP.noalias() = dO.middleRows(r0, rows) * V.middleRows(c0, cols).transpose();   // dA = dO V^T
+      // from a = softmax(z): dz = a (dA - D); from z = beta s: ds = beta dz (0 wherever a is)
+      dP = (beta * S.array() * (dP.array().colwise() - D.segment(r0, rows))).matrix();
+      dQ.middleRows(r0, rows).noalias() += in.scale * dP * K.middleRows(c0, cols);     // from s = scale q.k
+      dK.middleRows(c0, cols).noalias() += in.scale * dP.transpose() * Q.middleRows(r0, rows);  // from s = scale q.k
+    }
+  }
+}
+
+// The whole layer, as softmaxAttentionForward / softmaxAttentionBackward without maps.
+inline void tiledSoftmaxForward(const AttentionInputs& in, AttentionOutputs& out, float beta, int window) {
+  forEachHead(in.shape, [&](const HeadSlices& h) { tiledSoftmaxHeadForward(in, h, out, beta, window); });
+}
+inline void tiledSoftmaxBackward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g, float beta, int window) {
+  forEachKvGroup(in.shape, [&](const HeadSlices& h, bool first) { tiledSoftmaxHeadBackward(in, saved, g, h, first, beta, window); });
+}
+
+}  // namespace attnlab
