@@ -5,7 +5,8 @@
 # process (halt_on_error) and is also written under build-*/sanitizer-reports/, which must stay
 # empty, so a report from a child process (the CLI tests run attnlab-cli) counts too.
 # Usage: scripts/test-sanitizers.sh [asan|tsan]...  (default: both). Exits non-zero on any failure.
-# ATTNLAB_ASAN_TESTS="test_a test_b" builds and runs only those tests in the asan pass (CI's choice).
+# ATTNLAB_ASAN_TESTS="test_a test_b" builds and runs only those tests in the asan pass;
+# ATTNLAB_ASAN_SKIP="test_c test_d" builds everything and runs every test but those (CI's choice).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kinds=("$@")
@@ -42,6 +43,10 @@ for kind in "${kinds[@]}"; do
         selected=(-R "^($(IFS='|'; echo "${names[*]}"))\$")
       else
         cmake --build "$build" -j"$(nproc)"
+        if [[ -n "${ATTNLAB_ASAN_SKIP:-}" ]]; then
+          read -ra names <<<"$ATTNLAB_ASAN_SKIP"
+          selected=(-E "^($(IFS='|'; echo "${names[*]}"))\$")
+        fi
       fi
       reports="$build/sanitizer-reports"
       ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$reports/asan" \
