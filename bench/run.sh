@@ -7,7 +7,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "default larger sigmoid_rope"] [--long]
-                    [--no-peer] [--no-decoding] [--no-ui] [--gpt2] [--interpret] [--out FILE]
+                    [--no-peer] [--no-decoding] [--no-ui] [--gpt2] [--interpret] [--under-load] [--out FILE]
   --reps N       repetitions (fresh processes) per side, workload and thread count (default 5)
   --steps N      timed training steps per repetition, after 2 warm-up steps (default 10; larger: a third,
                  after 1 warm-up step)
@@ -28,12 +28,15 @@ usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "defau
                  hook against a hook wanting no site, a residual patching sweep of the induction model (target
                  < 2 s), per-head patching of a GPT-2-small-shaped model on 20 tokens (target < 60 s); lines go
                  to <out>-interpret.jsonl and are printed
+  --under-load   also the default workload at 1 and 2 threads beside one busy process (a shell loop that
+                 never sleeps), engine only: two threads must not be slower than one; lines go to
+                 <out>-load.jsonl, and the ratio is printed
   --out FILE     where the result lines go (default build/bench-results.jsonl)
 Environment: BUILD_DIR (default build) is where the engine is built.
 EOF
 }
 
-reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 gpt2=0 interpret=0 out=""
+reps=5 steps=10 threads="1 2" workloads="default larger sigmoid_rope" peer=1 decoding=1 ui=1 gpt2=0 interpret=0 load=0 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
@@ -46,6 +49,7 @@ while [ $# -gt 0 ]; do
     --no-ui) ui=0; shift ;;
     --gpt2) gpt2=1; shift ;;
     --interpret) interpret=1; shift ;;
+    --under-load) load=1; shift ;;
     --out) out="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -135,6 +139,20 @@ if [ "$interpret" = 1 ]; then
   echo "  causal toolkit (attnlab-bench --interpret)" >&2
   "$bench" --interpret --threads 2 --passes 20 --gpt2 1 >"${out%.jsonl}-interpret.jsonl"
 fi
+if [ "$load" = 1 ]; then
+  load_out="${out%.jsonl}-load.jsonl"
+  : >"$load_out"
+  bash -c 'while :; do :; done' &
+  busy=$!
+  trap 'kill "$busy" 2>/dev/null || true' EXIT
+  for r in $(seq 1 "$reps"); do
+    for t in 1 2; do
+      echo "  default beside a busy process, $t thread(s), repetition $r/$reps" >&2
+      "$bench" --workload default --threads "$t" --steps "$steps" --traces 0 >>"$load_out"
+    done
+  done
+  kill "$busy"
+fi
 ui_table=""
 if [ "$ui" = 1 ]; then
   echo "  UI benchmark (attnlab --benchmark-ui under xvfb-run)" >&2
@@ -146,4 +164,18 @@ echo
 "$bench" --summarize "$out"
 if [ "$gpt2" = 1 ]; then echo; echo "workload gpt2 (one JSON line per run):"; cat "${out%.jsonl}-gpt2.jsonl"; fi
 if [ "$interpret" = 1 ]; then echo; echo "causal toolkit (one JSON line per figure):"; cat "${out%.jsonl}-interpret.jsonl"; fi
+if [ "$load" = 1 ]; then
+  echo
+  echo "default beside one busy process (engine only):"
+  "$bench" --summarize "$load_out" | grep -E '^\| (workload|---|default \| [12] \| training tokens/s)'
+  "$python" - "$load_out" <<'PY'
+import json, statistics, sys
+rates = {1: [], 2: []}
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    rates[j["threads"]].append(j["tokens_per_second"]["median"])
+one, two = statistics.median(rates[1]), statistics.median(rates[2])
+print(f"2 threads / 1 thread beside the busy process: {two / one:.2f}x (must be >= 1: {'met' if two >= one else 'not met'})")
+PY
+fi
 if [ -n "$ui_table" ]; then echo; echo "$ui_table"; fi
