@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/heap_reuse.h"
 #include "core/openmp_wait.h"
@@ -13,6 +14,7 @@
 #include "gemm_products.h"
 #include "hf_model.h"
 #include "interpret.h"
+#include "io/config_json.h"
 #include "model_flops.h"
 #include "peak.h"
 #include "summary.h"
@@ -24,9 +26,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: attnlab-bench --list\n"
-    "       attnlab-bench --describe WORKLOAD          the workload's shapes as JSON (for torch_peer.py)\n"
-    "       attnlab-bench --workload WORKLOAD [--threads N] [--steps N] [--warmup N] [--traces N]\n"
-    "                                                   one repetition, printed as one JSON line\n"
+    "       attnlab-bench --describe WORKLOAD [--set KEY=VALUE]...\n"
+    "                                                   the workload's shapes as JSON (for torch_peer.py)\n"
+    "       attnlab-bench --workload WORKLOAD [--set KEY=VALUE]... [--threads N] [--steps N] [--warmup N] [--traces N]\n"
+    "                                                   one repetition, printed as one JSON line; --set changes the\n"
+    "                                                   workload's configuration (as attnlab-cli's --set), after its own\n"
     "       attnlab-bench --variants all|A,B,.. [--threads N] [--steps N] [--warmup N]\n"
     "                                                   training tokens/s of each attention variant on the default\n"
     "                                                   preset's shape, and its ratio to softmax (measured first and last)\n"
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
   using namespace attnlab;
   restartWithPassiveOpenMpWait(argv);  // as the app and the CLI run (run.sh sets it for both sides anyway)
   std::string mode, value, policy;
+  std::vector<std::string> sets;  // --set KEY=VALUE, applied after the workload's own overrides
   bool gpt2 = false;
   bool stockHeap = false;  // --stock-heap: glibc's own settings, to measure what the reuse gives
   int threads = 1, steps = 10, warmup = 2, traces = 20, passes = 20, budget = 64, prefill = 512, decode = 128;
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
     else if (a == "--traces") traces = integerArg(next, "--traces", 0, 100000);
     else if (a == "--passes") passes = integerArg(next, "--passes", 1, 100000);
     else if (a == "--policy") policy = next;
+    else if (a == "--set") sets.push_back(next);
     else if (a == "--gpt2") gpt2 = integerArg(next, "--gpt2", 0, 1) == 1;
     else if (a == "--budget") budget = integerArg(next, "--budget", 1, 100000);
     else if (a == "--prefill") prefill = integerArg(next, "--prefill", 1, 1 << 20);
@@ -159,6 +165,9 @@ int main(int argc, char** argv) {
 
   ExperimentConfig config;
   if (std::string why = bench::workloadConfig(value, config); !why.empty()) fail(why);
+  for (const std::string& assignment : sets)
+    if (std::string why = applyOverride(config, assignment); !why.empty()) fail("--set " + assignment + ": " + why);
+  if (std::string why = validate(config); !why.empty()) fail(why);
   config.train.threads = threads;
   prepareForTiming(config, warmup, steps);
   Trainer trainer(config);

@@ -37,7 +37,7 @@ int runBench(const Args& args) {
   const size_t peakBytes = peakResidentBytes();
   const int seqLen = static_cast<int>(trainer.probeTokens().size());
   const size_t parameters = trainer.model().params().totalElements();
-  const size_t activationBytes = trainer.model().activationBytes(config.train.batch, seqLen);
+  const size_t activationBytes = trainer.model().activationBytes(config.train.batch, seqLen, ActivationPass::training);
   if (args.has("json")) {
     std::cout << Json{{"preset", kPreset},
                       {"threads", config.train.threads},

@@ -370,6 +370,15 @@ void AttentionLayer::backward(const Mat& x, const Mat& h, const Mat& dy, const i
   if (dAngles.size()) positional_.rotaryAnglesBackward(layer_, x, dAngles, B, T, dx);
 }
 
+bool AttentionLayer::trainsWithoutMaps() const {
+  const float gate = 1.0f;  // only whether there is a key gate matters, not its values
+  AttentionInputs in;
+  in.shape = {1, 1, H_, Hkv_, dHead_};
+  in.key_gate = hasKeyGate() ? &gate : nullptr;
+  in.precision = precision_;
+  return variant_->attendsWithoutMaps(in);
+}
+
 void AttentionLayer::setHeadGains(std::vector<float> gains) {
   if (!gains.empty() && static_cast<int>(gains.size()) != H_)
     throw std::invalid_argument("head gains list " + std::to_string(gains.size()) + " values for " + std::to_string(H_) + " heads");

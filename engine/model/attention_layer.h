@@ -86,6 +86,9 @@ class AttentionLayer {
   ScorePrecision precision() const { return precision_; }
   bool rotary() const;
   bool hasKeyGate() const { return retention_ || presenceTau_ > 0; }
+  // Whether a training pass of this layer keeps no T x T maps: its variant attends without them
+  // at the layer's precision and gates (AttentionVariant::attendsWithoutMaps).
+  bool trainsWithoutMaps() const;
   // x [1, d_model] the token's normalised input, h its block input. angleSum carries the running
   // angles of accumulating rotations across calls ([pairs], zero before the first token).
   void decodeToken(const Mat& x, const Mat& h, int token, int pos, std::vector<double>& angleSum, DecodeToken& out) const;

@@ -314,17 +314,32 @@ std::vector<std::vector<double>> Model::headGainGradients() const {
   return out;
 }
 
-size_t Model::activationBytes(int B, int T) const { return attnlab::activationBytes(config_, B, T); }
-
-size_t activationBytes(const ModelConfig& c, int B, int T) {
+namespace {
+// `withoutMaps`: how many layers keep three row figures [B, H, T] instead of the scores and
+// weights [B, H, T, T].
+size_t countActivationBytes(const ModelConfig& c, int B, int T, int withoutMaps) {
   // Counted in double: a hostile batch or context (2^31 x 8192) would wrap size_t; the count is
   // exact below 2^53 bytes and saturates above what any machine holds.
   const double tokens = double(B) * T;
   const double perBlock = tokens * (c.d_model * 6.0 + c.n_heads * double(c.headDim()) * 6 +
-                                    (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3.0 : 2.0))) +
-                          double(B) * c.n_heads * T * T * 2;  // scores and weights: every variant keeps both [B, H, T, T]
-  const double bytes = 4 * (perBlock * c.n_layers + tokens * (c.d_model * 2.0 + c.vocab * 2.0));
+                                    (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3.0 : 2.0)));
+  const double maps = double(B) * c.n_heads * T * T * 2, rows = tokens * c.n_heads * 3;
+  const double bytes = 4 * (perBlock * c.n_layers + maps * (c.n_layers - withoutMaps) + rows * withoutMaps +
+                            tokens * (c.d_model * 2.0 + c.vocab * 2.0));
   return bytes < 0x1p64 ? static_cast<size_t>(bytes) : std::numeric_limits<size_t>::max();
+}
+}  // namespace
+
+size_t Model::activationBytes(int B, int T, ActivationPass pass) const {
+  int withoutMaps = 0;
+  if (pass == ActivationPass::training)
+    for (int l = 0; l < config_.n_layers; ++l) withoutMaps += attentionLayer(l).trainsWithoutMaps();
+  return countActivationBytes(config_, B, T, withoutMaps);
+}
+
+size_t activationBytes(const ModelConfig& c, int B, int T, ActivationPass pass) {
+  if (pass == ActivationPass::reading) return countActivationBytes(c, B, T, 0);
+  return Model::shapesOf(c)->activationBytes(B, T, pass);
 }
 
 std::unique_ptr<const Model> Model::shapesOf(const ModelConfig& config) {

@@ -16,6 +16,7 @@
 namespace attnlab {
 
 struct Workspace;  // activations of one forward pass, kept for its backward (model/workspace.h)
+enum class ActivationPass { reading, training };  // what Model::activationBytes counts for
 class Block;
 class AttentionLayer;
 
@@ -61,8 +62,10 @@ class Model {
   void setHeadGains(const std::vector<std::vector<float>>& gains);
   std::vector<std::vector<double>> headGainGradients() const;
 
-  // Bytes of activations a forward+backward at [B, T] needs (the memory estimate shown before training).
-  size_t activationBytes(int B, int T) const;
+  // Bytes of activations a forward+backward at [B, T] needs (the memory estimate shown before
+  // training). A training pass keeps no maps in the layers that can do without them (their
+  // variants' O(T) row figures instead); a reading pass (traces, analyses) keeps them all.
+  size_t activationBytes(int B, int T, ActivationPass pass = ActivationPass::reading) const;
 
   // A model of names and shapes only, nothing allocated: for counting parameters and activations
   // of a configuration of any size (planning a run elsewhere, or the estimate before training).
@@ -100,7 +103,7 @@ std::unique_ptr<Model> copyModelAs(const Model& model, const ModelConfig& config
 std::unique_ptr<Model> makeBlankModel(const ModelConfig& config);
 
 // Model::activationBytes without building the model (estimates before loading one).
-size_t activationBytes(const ModelConfig& config, int B, int T);
+size_t activationBytes(const ModelConfig& config, int B, int T, ActivationPass pass = ActivationPass::reading);
 
 std::unique_ptr<Workspace> makeWorkspace();
 // Logits [B*T, vocab] of the last forward on `ws`.

@@ -42,7 +42,7 @@ std::string estimateTraining(const ModelConfig& model, int batch, int sequenceLe
   try {
     const std::unique_ptr<const Model> shapes = Model::shapesOf(model);
     e.parameters = shapes->params().totalElements();
-    e.activationBytes = shapes->activationBytes(e.batch, e.sequenceLength);
+    e.activationBytes = shapes->activationBytes(e.batch, e.sequenceLength, ActivationPass::training);
   } catch (const std::exception& ex) {
     return ex.what();
   }
