@@ -131,6 +131,16 @@ class TestAnalysisMaps : public QObject {
     QVERIFY(std::abs(means[1].sink - sum) < 1e-12);
     // Measuring twice gives the same numbers (the probe's batches are fixed).
     QCOMPARE(probe.measure(t.model())[1][2].entropy, heads[1][2].entropy);
+    // Skipping the effective rank leaves it 0 and changes nothing else.
+    const auto rankless = probe.measure(t.model(), EffectiveRank::skipped);
+    for (size_t l = 0; l < heads.size(); ++l)
+      for (size_t h = 0; h < heads[l].size(); ++h) {
+        const MapDiagnostics &a = heads[l][h], &b = rankless[l][h];
+        QCOMPARE(b.effective_rank, 0.0);
+        for (auto [x, y] : {std::pair{a.entropy, b.entropy}, {a.normalised_entropy, b.normalised_entropy}, {a.mean_distance, b.mean_distance},
+                            {a.sink, b.sink}, {a.previous_token, b.previous_token}, {a.induction, b.induction}, {a.row_mass, b.row_mass}})
+          QCOMPARE(y, x);
+      }
   }
 };
 

@@ -7,7 +7,10 @@ namespace attnlab {
 Trainer::DiagnosticsProbe layerDiagnosticsProbe(const Trainer& trainer) {
   auto probe = std::make_shared<MapDiagnosticsProbe>(trainer.task(), trainer.model().config().vocab, trainer.sequenceLength(),
                                                      kLayerDiagnosticsBatch, kLayerDiagnosticsSeed);
-  return [probe](const Model& model) { return layerDiagnosticsOf(MapDiagnosticsProbe::layerMeans(probe->measure(model))); };
+  // The training charts show no effective rank: skipping its decompositions keeps long contexts' steps short.
+  return [probe](const Model& model) {
+    return layerDiagnosticsOf(MapDiagnosticsProbe::layerMeans(probe->measure(model, EffectiveRank::skipped)));
+  };
 }
 
 LayerDiagnostics layerDiagnosticsOf(const std::vector<MapDiagnostics>& layerMeans) {

@@ -29,7 +29,7 @@ void forEachField(MapDiagnostics& a, const MapDiagnostics& b, F f) {
 constexpr double kMassTolerance = 1e-4;
 }  // namespace
 
-MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
+MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T, EffectiveRank rank) {
   MapDiagnostics d;
   int rows = 0;
   for (int i = 0; i < T; ++i) {
@@ -65,7 +65,7 @@ MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T) {
     d.previous_token /= rows;
     d.row_mass /= rows;
   }
-  d.effective_rank = effectiveRank(weights, T);
+  if (rank == EffectiveRank::computed) d.effective_rank = effectiveRank(weights, T);
   return d;
 }
 
@@ -115,36 +115,44 @@ void MapDiagnosticsProbe::drawRepeats(int vocab, int batch, Rng& rng) {
 
 MapDiagnosticsProbe::~MapDiagnosticsProbe() = default;
 
-std::vector<std::vector<MapDiagnostics>> MapDiagnosticsProbe::measure(const Model& model) {
+std::vector<std::vector<MapDiagnostics>> MapDiagnosticsProbe::measure(const Model& model, EffectiveRank rank) {
   const ModelConfig& c = model.config();
-  std::vector<std::vector<MapDiagnostics>> out(c.n_layers, std::vector<MapDiagnostics>(c.n_heads));
+  const int L = c.n_layers, H = c.n_heads;
+  std::vector<std::vector<MapDiagnostics>> out(L, std::vector<MapDiagnostics>(H));
   Workspace& ws = *workspace_;
-  model.forward(ws, probe_.inputs.data(), probe_.targets.data(), probe_.B, probe_.T);
+  // One sequence per forward: the maps of a batch of 1,024-token sequences would take gigabytes.
   const int T = probe_.T;
-  for (int l = 0; l < c.n_layers; ++l)
-    for (int h = 0; h < c.n_heads; ++h) {
-      MapDiagnostics& d = out[l][h];
-      for (int b = 0; b < probe_.B; ++b) {
-        const size_t off = (static_cast<size_t>(b) * c.n_heads + h) * T * T;
-        const AttentionActs& a = ws.blocks[l].attn;
-        const MapDiagnostics one = diagnoseMap(a.weights.data() + off, a.scores.data() + off, T);
-        forEachField(d, one, [&](double& x, double y) { x += y / probe_.B; });
-        d.renormalised = d.renormalised || one.renormalised;
-      }
+  std::vector<MapDiagnostics> one(static_cast<size_t>(L) * H);
+  for (int b = 0; b < probe_.B; ++b) {
+    const size_t first = static_cast<size_t>(b) * T;
+    model.forward(ws, probe_.inputs.data() + first, probe_.targets.data() + first, 1, T);
+#pragma omp parallel for schedule(dynamic)
+    for (int lh = 0; lh < L * H; ++lh) {
+      const AttentionActs& a = ws.blocks[lh / H].attn;
+      const size_t off = static_cast<size_t>(lh % H) * T * T;
+      one[lh] = diagnoseMap(a.weights.data() + off, a.scores.data() + off, T, rank);
     }
+    for (int lh = 0; lh < L * H; ++lh) {  // in batch order, whatever the threads
+      MapDiagnostics& d = out[lh / H][lh % H];
+      forEachField(d, one[lh], [&](double& x, double y) { x += y / probe_.B; });
+      d.renormalised = d.renormalised || one[lh].renormalised;
+    }
+  }
   if (half_ >= 2) {
-    model.forward(ws, repeated_.inputs.data(), repeated_.targets.data(), repeated_.B, repeated_.T);
     const int R = repeated_.T;
-    for (int l = 0; l < c.n_layers; ++l)
-      for (int h = 0; h < c.n_heads; ++h) {
-        MapDiagnostics& d = out[l][h];
-        d.previous_token = 0;
-        for (int b = 0; b < repeated_.B; ++b) {
-          const float* map = ws.blocks[l].attn.weights.data() + (static_cast<size_t>(b) * c.n_heads + h) * R * R;
+    for (auto& layer : out)
+      for (MapDiagnostics& d : layer) d.previous_token = 0;
+    for (int b = 0; b < repeated_.B; ++b) {
+      const size_t first = static_cast<size_t>(b) * R;
+      model.forward(ws, repeated_.inputs.data() + first, repeated_.targets.data() + first, 1, R);
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+          MapDiagnostics& d = out[l][h];
+          const float* map = ws.blocks[l].attn.weights.data() + static_cast<size_t>(h) * R * R;
           d.induction += inductionScore(map, R, half_, 1) / repeated_.B;
           for (int i = 2; i < R; ++i) d.previous_token += map[i * R + i - 1] / (static_cast<double>(R - 2) * repeated_.B);
         }
-      }
+    }
   }
   return out;
 }

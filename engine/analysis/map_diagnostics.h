@@ -23,15 +23,19 @@ struct MapDiagnostics {
   double sink = 0;                // a_i0: mass on the first token
   double previous_token = 0;      // a_i,i-1
   double induction = 0;           // on [r, r] for random r of length n: a_i,i-n+1 over the repeat
-  double effective_rank = 0;      // exp(entropy of the normalised singular values of the map)
+  double effective_rank = 0;      // exp(entropy of the normalised singular values of the map); 0 when skipped
   double row_mass = 0;            // sum_j a_ij over the visible keys (1 for softmax)
   bool renormalised = false;      // some row's mass differed from 1: entropies and sink are of a_ij / row mass
 };
 
+// The effective rank is a singular value decomposition of the map, O(T^3): at 1,024 tokens it costs
+// far more than the rest, so callers that do not show it skip it.
+enum class EffectiveRank { computed, skipped };
+
 // Diagnostics of one [T, T] row-major map (everything but induction); entropies and sink on
 // each row normalised to 1 (see above), distance and previous-token on the weights as they are. `scores` tells visible keys
 // (finite) from masked ones (-inf); null means causal (j <= i).
-MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T);
+MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T, EffectiveRank rank = EffectiveRank::computed);
 // Mean of a_i,i-n+1 over the repeat's rows i in [start + n, start + 2n) of a map of the sequence
 // [prefix, r, r] with |prefix| = start and |r| = n.
 double inductionScore(const float* weights, int T, int n, int start = 0);
@@ -52,7 +56,7 @@ class MapDiagnosticsProbe {
   MapDiagnosticsProbe(const Batch& probe, int vocab, int repeatLength, int batch, uint64_t seed);
   ~MapDiagnosticsProbe();
   // [layer][head], averaged over the batch. Uses the model's configured threads.
-  std::vector<std::vector<MapDiagnostics>> measure(const Model& model);
+  std::vector<std::vector<MapDiagnostics>> measure(const Model& model, EffectiveRank rank = EffectiveRank::computed);
   // Mean over the heads of each layer.
   static std::vector<MapDiagnostics> layerMeans(const std::vector<std::vector<MapDiagnostics>>& heads);
 
