@@ -19,7 +19,8 @@ usage: bench/run.sh [--reps N] [--steps N] [--threads "1 2"] [--workloads "defau
   --no-decoding  skip cached decoding (default model, full cache and each eviction policy at budget 64,
                  N repetitions of 20 passes over the 128-token probe)
   --no-ui        skip the app's UI benchmark (attnlab --benchmark-ui under xvfb-run: timer latency while
-                 the default preset trains 20 steps, then 128x128 heatmap redraws)
+                 the induction preset trains 200 steps, then redraws of its 31-token heatmap; the same with a
+                 12-layer, 12-head model on a 1,024-token probe, 4 steps)
   --gpt2         also workload gpt2: a GPT-2-small-shaped Hugging Face folder with random weights
                  (bench/hf_gpt2_peer.py --write), prefill of 512 tokens, cached decoding of 128, peak
                  memory, both sides (PyTorch twice: as shipped, and with the heap settings attnlab runs
@@ -156,8 +157,16 @@ fi
 ui_table=""
 if [ "$ui" = 1 ]; then
   echo "  UI benchmark (attnlab --benchmark-ui under xvfb-run)" >&2
-  ui_table="$(xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/attnlab" --benchmark-ui --steps 20 \
+  ui_table="$(xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/attnlab" --benchmark-ui --steps 200 \
               --out "${out%.jsonl}-ui.json" 2>/dev/null)" || { echo "bench/run.sh: the UI benchmark failed" >&2; ui_table=""; }
+  echo "  UI benchmark, 12 x 12 heads on a 1,024-token probe" >&2
+  large="$(xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/attnlab" --benchmark-ui --steps 4 \
+              --set model.n_layers=12 --set model.n_heads=12 --set model.d_model=96 --set model.context=1024 --set train.batch=2 \
+              --set task.settings.length=513 --set task.settings.vary_length=0 \
+              --out "${out%.jsonl}-ui-large.json" 2>/dev/null)" || { echo "bench/run.sh: the large UI benchmark failed" >&2; large=""; }
+  ui_table="$ui_table${large:+
+
+$large}"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

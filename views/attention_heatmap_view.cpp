@@ -83,7 +83,10 @@ void markEvicted(QPainter& painter, const QRect& cell) {
 AttentionHeatmapView::AttentionHeatmapView(const ViewContext& context, QWidget* parent)
     : QWidget(parent), model_(context.attention), selection_(context.selection), colourScale_(context.colourScale) {
   if (colourScale_) connect(colourScale_, &SharedColourScale::changed, this, qOverload<>(&QWidget::update));
-  connect(model_, &AttentionMapModel::mapChanged, this, qOverload<>(&QWidget::update));
+  connect(model_, &AttentionMapModel::mapChanged, this, [this] {
+    cellsKey_ = {};  // a new trace may sit where a freed one did
+    update();
+  });
   connect(selection_, &HeadSelection::headChanged, this, qOverload<>(&QWidget::update));
   connect(selection_, &HeadSelection::queryChanged, this, qOverload<>(&QWidget::update));
   setAttribute(Qt::WA_OpaquePaintEvent);
@@ -114,12 +117,16 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
       kLegendGap + std::max(kBarWidth + kTick + 3 * kGap + fm.horizontalAdvance(QStringLiteral("≤0.0001")) + fm.height(),
                             kBarWidth + kGap + fm.horizontalAdvance(tr("masked")));
 
-  const int side = std::min(width() - left - legendWidth - kMargin, height() - top - kMargin);
-  g.cell = std::max(1, side / n);
+  const int side = std::max(1, std::min(width() - left - legendWidth - kMargin, height() - top - kMargin));
+  // A map with more cells than pixels of room is drawn block by block (each square the block's
+  // largest weight) so that all of it shows.
+  g.block = side >= n ? 1 : (n + side - 1) / side;
+  const int squares = (n + g.block - 1) / g.block;
+  g.cell = std::max(1, side / squares);
   // Whole cells leave some width over: centre labels, grid and legend as one block.
-  const int spare = std::max(0, width() - left - legendWidth - kMargin - g.cell * n);
+  const int spare = std::max(0, width() - left - legendWidth - kMargin - g.cell * squares);
   g.labelLeft = kMargin + spare / 2;
-  g.grid = QRect(left + spare / 2, top, g.cell * n, g.cell * n);
+  g.grid = QRect(left + spare / 2, top, g.cell * squares, g.cell * squares);
   g.labelEvery = labelStride(fm, g.cell);
   g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 3 * fm.height()));
   g.maskedSwatch = QRect(g.legendBar.left(), top - kGap - fm.height(), kBarWidth, fm.height() - 2);
@@ -129,7 +136,16 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
 QRect AttentionHeatmapView::cellRect(int query, int key) const {
   const Geometry g = geometry();
   if (g.cell == 0) return {};
-  return QRect(g.grid.left() + key * g.cell, g.grid.top() + query * g.cell, g.cell, g.cell);
+  return QRect(g.grid.left() + key / g.block * g.cell, g.grid.top() + query / g.block * g.cell, g.cell, g.cell);
+}
+
+const QImage& AttentionHeatmapView::cells(const HeadMap& map, int block, double top) const {
+  const CellsKey key{model_->snapshot(), map.layer(), map.head(), block, static_cast<int>(model_->colourScale()), top};
+  if (!(key == cellsKey_)) {
+    cells_ = mapBlocks(*model_, map.layer(), map.head(), block, top);
+    cellsKey_ = key;
+  }
+  return cells_;
 }
 
 void AttentionHeatmapView::paintEvent(QPaintEvent*) {
@@ -154,29 +170,38 @@ void AttentionHeatmapView::paintEvent(QPaintEvent*) {
 }
 
 void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) const {
-  // One pixel per cell, scaled up without smoothing: cells stay exact colours and a long probe
-  // paints as fast as a short one. Masked runs of a row are then hatched as one rectangle each.
+  // One pixel per cell (or per block of cells), scaled up without smoothing: cells stay exact
+  // colours and a long probe paints as fast as a short one. Masked runs of a row are then hatched
+  // as one rectangle each.
   const HeadMap map = shown();
   const int n = map.size();
   const double top = colourTop();
-  drawCells(painter, g.grid, mapImage(*model_, map.layer(), map.head(), top));  // a vector file gets a rectangle per cell
-  // The image already paints masked cells grey; hatch each row's masked runs.
+  const QImage& image = cells(map, g.block, top);
+  drawCells(painter, g.grid, image);  // a vector file gets a rectangle per cell
+  // The image already paints masked squares grey (a colour off the ramp); hatch each row's runs.
   QVector<QRect> masked;
-  for (int q = 0; q < n; ++q) {
-    for (int k = 0; k < n;) {
-      if (!map.isMasked(q, k)) {
-        ++k;
+  for (int y = 0; y < image.height(); ++y) {
+    const auto* row = reinterpret_cast<const QRgb*>(image.constScanLine(y));
+    for (int x = 0; x < image.width();) {
+      if (row[x] != kMaskedColour) {
+        ++x;
         continue;
       }
-      const int first = k;
-      while (k < n && map.isMasked(q, k)) ++k;
-      masked.append(QRect(g.grid.left() + first * g.cell, g.grid.top() + q * g.cell, (k - first) * g.cell, g.cell));
+      const int first = x;
+      while (x < image.width() && row[x] == kMaskedColour) ++x;
+      masked.append(QRect(g.grid.left() + first * g.cell, g.grid.top() + y * g.cell, (x - first) * g.cell, g.cell));
     }
   }
   hatch(painter, masked);
-  for (int q = 0; q < n; ++q)
-    for (int k = 0; k < n; ++k)
-      if (map.isEvicted(q, k)) markEvicted(painter, cellRect(q, k));
+  if (model_->hasEvictions()) {  // one cross per square that holds an evicted cell
+    for (int by = 0; by < image.height(); ++by)
+      for (int bx = 0; bx < image.width(); ++bx) {
+        bool evicted = false;
+        for (int q = by * g.block; q < std::min(n, (by + 1) * g.block) && !evicted; ++q)
+          for (int k = bx * g.block; k < std::min(n, (bx + 1) * g.block) && !evicted; ++k) evicted = map.isEvicted(q, k);
+        if (evicted) markEvicted(painter, cellRect(by * g.block, bx * g.block));
+      }
+  }
   if (valuesShown_) {
     painter.setFont(cellFont(g.cell));
     for (int q = 0; q < n; ++q)
@@ -192,7 +217,7 @@ void AttentionHeatmapView::paintCells(QPainter& painter, const Geometry& g) cons
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
   if (const int q = selection_->query(); q >= 0 && q < n) {  // the query chosen in any view
     painter.setPen(QPen(palette().color(QPalette::Highlight), 2));
-    painter.drawRect(QRect(g.grid.left(), g.grid.top() + q * g.cell, n * g.cell, g.cell).adjusted(-1, -1, 0, 0));
+    painter.drawRect(QRect(g.grid.left(), g.grid.top() + q / g.block * g.cell, g.grid.width(), g.cell).adjusted(-1, -1, 0, 0));
   }
 }
 
@@ -218,7 +243,8 @@ QFont AttentionHeatmapView::cellFont(int cell) const {
 
 void AttentionHeatmapView::paintLabels(QPainter& painter, const Geometry& g) const {
   painter.setPen(palette().color(QPalette::Text));
-  paintGridLabels(painter, labelFont(), shown().size(), [this](int i) { return model_->tokenLabel(i); },
+  const int squares = (shown().size() + g.block - 1) / g.block;  // each square labelled with its first token
+  paintGridLabels(painter, labelFont(), squares, [this, &g](int i) { return model_->tokenLabel(i * g.block); },
                   {g.grid, g.cell, g.labelWidth, g.labelLeft, g.labelEvery, kGap});
 }
 
@@ -279,9 +305,10 @@ bool AttentionHeatmapView::event(QEvent* event) {
   const auto* help = static_cast<QHelpEvent*>(event);
   const Geometry g = geometry();
   if (g.cell > 0 && g.grid.contains(help->pos())) {
-    const int query = (help->pos().y() - g.grid.top()) / g.cell;
-    const int key = (help->pos().x() - g.grid.left()) / g.cell;
-    QToolTip::showText(help->globalPos(), tooltipFor(query, key), this, cellRect(query, key));
+    const int query = (help->pos().y() - g.grid.top()) / g.cell * g.block;
+    const int key = (help->pos().x() - g.grid.left()) / g.cell * g.block;
+    const QString text = g.block > 1 ? blockTooltip(query, key, g.block) : tooltipFor(query, key);
+    QToolTip::showText(help->globalPos(), text, this, cellRect(query, key));
   } else {
     QToolTip::hideText();
     event->ignore();
@@ -299,6 +326,19 @@ QString AttentionHeatmapView::tooltipFor(int query, int key) const {
   text += tr("weight %1\nscore %2").arg(shown().weight(query, key), 0, 'g', 4).arg(shown().score(query, key), 0, 'g', 4);
   if (shown().isEvicted(query, key)) text += tr("\nevicted from the KV cache before this query (%1)").arg(model_->evictionLabel());
   return text;
+}
+
+QString AttentionHeatmapView::blockTooltip(int query, int key, int block) const {
+  const HeadMap map = shown();
+  const int lastQuery = std::min(map.size(), query + block) - 1, lastKey = std::min(map.size(), key + block) - 1;
+  float top = 0;
+  bool visible = false;
+  for (int q = query; q <= lastQuery; ++q)
+    for (int k = key; k <= lastKey; ++k)
+      if (!map.isMasked(q, k)) visible = true, top = std::max(top, map.weight(q, k));
+  const QString where = tr("queries %1-%2, keys %3-%4 (one square of %5 x %5 cells: the map is larger than the view)")
+                            .arg(query).arg(lastQuery).arg(key).arg(lastKey).arg(block);
+  return visible ? where + tr("\nlargest weight %1").arg(top, 0, 'g', 4) : where + tr("\nmasked: no key here is visible");
 }
 
 QString AttentionHeatmapView::exportName() const {
@@ -326,7 +366,7 @@ void AttentionHeatmapView::mousePressEvent(QMouseEvent* event) {
   const Geometry g = geometry();
   const QPoint p = event->position().toPoint();
   if (event->button() != Qt::LeftButton || g.cell == 0 || p.y() < g.grid.top() || p.y() > g.grid.bottom()) return QWidget::mousePressEvent(event);
-  const int query = (p.y() - g.grid.top()) / g.cell;
+  const int query = (p.y() - g.grid.top()) / g.cell * g.block;
   selection_->selectQuery(query == selection_->query() ? -1 : query);  // a second click clears it
 }
 

@@ -47,7 +47,8 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
  private:
   struct Geometry {
     QRect grid;          // all cells
-    int cell = 0;        // side of one cell, pixels
+    int cell = 0;        // side of one pixel square of the grid
+    int block = 1;       // cells per square's side: 1, or more when the map is larger than the room (cell is then 1)
     int labelWidth = 0;  // room for token labels, left and top
     int labelLeft = 0;   // x where the query labels start
     int labelEvery = 1;  // label every n-th token so labels never overlap
@@ -61,6 +62,10 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   void paintLabels(QPainter& painter, const Geometry& g) const;
   void paintLegend(QPainter& painter, const Geometry& g) const;
   QString tooltipFor(int query, int key) const;
+  QString blockTooltip(int query, int key, int block) const;
+  // The coloured squares of the shown map, made again only when the trace, head, colour top,
+  // scale or block size changed (a repaint for a tooltip or the selected query reuses them).
+  const QImage& cells(const HeadMap& map, int block, double top) const;
 
   HeadMap shown() const;
 
@@ -68,6 +73,14 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   HeadSelection* selection_;
   const SharedColourScale* colourScale_;
   bool valuesShown_ = false;
+  struct CellsKey {
+    const void* trace = nullptr;
+    int layer = -1, head = -1, block = 0, scale = -1;
+    double top = -1;
+    bool operator==(const CellsKey&) const = default;
+  };
+  mutable CellsKey cellsKey_;
+  mutable QImage cells_;
 };
 
 }  // namespace attnlab

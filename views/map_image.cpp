@@ -24,13 +24,13 @@ QImage mapImage(const AttentionMapModel& model, int layer, int head, double top)
   return image;
 }
 
-QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int side) {
+QImage mapBlocks(const AttentionMapModel& model, int layer, int head, int block, double top) {
   const HeadMap map = model.headMap(layer, head);
   const int n = map.size();
-  if (n == 0 || side <= 0) return {};
-  if (n <= side) return mapImage(model, layer, head);
-  const int block = (n + side - 1) / side, pixels = (n + block - 1) / block;
-  const double top = map.maxWeight();
+  if (n == 0 || block <= 0) return {};
+  if (block == 1) return mapImage(model, layer, head, top);
+  if (top < 0) top = map.maxWeight();
+  const int pixels = (n + block - 1) / block;
   QImage image(pixels, pixels, QImage::Format_RGB32);
   std::vector<float> peak(pixels);
   std::vector<char> visible(pixels);
@@ -47,6 +47,12 @@ QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int sid
     for (int bx = 0; bx < pixels; ++bx) row[bx] = visible[bx] ? rampColor(model.rampPosition(peak[bx], top)).rgb() : kMaskedColour;
   }
   return image;
+}
+
+QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int side) {
+  const int n = model.headMap(layer, head).size();
+  if (n == 0 || side <= 0) return {};
+  return mapBlocks(model, layer, head, (n + side - 1) / side);
 }
 
 void drawCells(QPainter& painter, const QRectF& target, const QImage& cells) {

@@ -15,9 +15,11 @@ constexpr QRgb kMaskedColour = 0xffe2e2e2;  // masked cells: light grey, off the
 // Coloured by the model's ramp position against `top` (the head's own largest weight when
 // negative); masked cells kMaskedColour. Null image when the head does not exist.
 QImage mapImage(const AttentionMapModel& model, int layer, int head, double top = -1);
-// The same at most `side` pixels wide: a map larger than that is shown block by block, each
-// pixel the largest weight of its block (so a sharp head stays visible), masked only where the
-// whole block is. A 1,024-token map becomes a thumbnail without colouring a million cells.
+// The map block by block, one pixel per `block` x `block` cells: each pixel the largest weight of
+// its block (so a sharp head stays visible), masked only where the whole block is.
+QImage mapBlocks(const AttentionMapModel& model, int layer, int head, int block, double top = -1);
+// The same at most `side` pixels wide (blocks as small as that allows; the map itself when it fits).
+// A 1,024-token map becomes a thumbnail without colouring a million cells.
 QImage mapThumbnail(const AttentionMapModel& model, int layer, int head, int side);
 
 // Draws `cells` (one pixel per cell) stretched over `target`, unsmoothed. Into a vector file

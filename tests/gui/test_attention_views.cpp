@@ -169,6 +169,48 @@ class AttentionViewsTest : public QObject {
     QVERIFY(at(2, 1) != at(3, 1));  // told apart in log, while linear paints both almost alike
   }
 
+  // A map with more cells than the view has pixels shows whole, block by block: each square the
+  // largest weight of its block, so one sharp cell among faint ones stays visible; a new trace
+  // is drawn anew.
+  void aMapLargerThanTheViewShowsWholeInBlocks() {
+    const int n = 600;
+    auto snapshot = std::make_shared<TraceSnapshot>();
+    HeadTrace head;
+    head.weights = Mat::Zero(n, n);
+    head.scores = Mat::Zero(n, n);
+    for (int q = 0; q < n; ++q) {
+      snapshot->trace.tokens.push_back(q % 5);
+      snapshot->trace.labels.push_back(std::string(1, char('a' + q % 5)));
+      for (int k = 0; k < n; ++k) k <= q ? head.weights(q, k) = 1.0f / (q + 1) : head.scores(q, k) = kMasked;
+    }
+    head.weights(401, 3) = 1.0f;  // the sharp cell
+    snapshot->vocabulary = std::make_shared<Vocabulary>(std::vector<std::string>{"a", "b", "c", "d", "e"}, Vocabulary::Level::Word);
+    snapshot->maxProbeLength = n;
+    snapshot->trace.layers.push_back({"softmax", {head}, {}});
+    AttentionMapModel model;
+    HeadSelection selection(&model);
+    model.setTrace(snapshot);
+    AttentionHeatmapView view(ViewContext{.attention = &model, .selection = &selection});
+    view.resize(500, 420);
+    QImage image = render(view);
+    QVERIFY(view.rect().contains(view.cellRect(n - 1, n - 1)));  // the last query and key are on screen
+    QCOMPARE(view.cellRect(401, 3), view.cellRect(400, 2));       // two cells per square's side here
+    QVERIFY(view.cellRect(401, 3) != view.cellRect(401, 4));
+    auto at = [&](int q, int k) { return image.pixel(view.cellRect(q, k).center()); };
+    QCOMPARE(at(401, 3), rampColor(1.0).rgb());
+    QCOMPARE(at(401, 5), rampColor(1.0 / 401).rgb());  // its neighbour: the faint rows' largest weight (row 400's)
+    const QRgb masked = at(0, n - 1);
+    QVERIFY(qRed(masked) == qGreen(masked) && qGreen(masked) == qBlue(masked) && qRed(masked) >= 150);
+
+    auto moved = std::make_shared<TraceSnapshot>(*snapshot);  // the sharp cell elsewhere
+    moved->trace.layers[0].heads[0].weights(401, 3) = 1.0f / 402;
+    moved->trace.layers[0].heads[0].weights(501, 3) = 1.0f;
+    model.setTrace(moved);
+    image = render(view);
+    QCOMPARE(at(501, 3), rampColor(1.0).rgb());
+    QCOMPARE(at(401, 3), rampColor(1.0 / 401).rgb());  // no longer sharp: row 400's weight is the block's largest
+  }
+
   // Presenter mode writes each weight in its cell: readable without a hover, and drawn.
   void heatmapWritesWeightsWhenAsked() {
     AttentionMapModel model;
