@@ -149,7 +149,8 @@ if [ "$load" = 1 ]; then
   for r in $(seq 1 "$reps"); do
     for t in 1 2; do
       echo "  default beside a busy process, $t thread(s), repetition $r/$reps" >&2
-      "$bench" --workload default --threads "$t" --steps "$steps" --traces 0 >>"$load_out"
+      # 40 warm-up steps pass the thread governor's first probe (engine/train/thread_governor.h)
+      "$bench" --workload default --threads "$t" --warmup 40 --steps "$steps" --traces 0 >>"$load_out"
     done
   done
   kill "$busy"

@@ -5,6 +5,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
+# The tests that need Debian's PyTorch install it when missing; doing it once here keeps two of
+# them (ctest -j) from racing for apt's lock. A failure is theirs to report.
+"$root/scripts/install_torch.sh" || true
+"$root/scripts/install_python_peers.sh" || true
 
 # ctest's exit code goes through a file: xvfb-run can replace it with its own when it fails to
 # clean up after itself, which must not turn a passing run into a failing one or the reverse.

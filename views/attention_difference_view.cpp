@@ -59,9 +59,11 @@ AttentionDifferenceView::Geometry AttentionDifferenceView::geometry() const {
   const int top = kMargin + 2 * QFontMetrics(font()).height() + kGap + g.labelWidth + kGap;
   const int left = kMargin + g.labelWidth + kGap;
   const int legendWidth = kLegendGap + kBarWidth + 2 * kGap + fm.horizontalAdvance(QStringLiteral("−0.000")) + kMargin;
-  const int side = std::min(width() - left - legendWidth, height() - top - kMargin);
-  g.cell = std::max(1, side / n);
-  g.grid = QRect(left, top, g.cell * n, g.cell * n);
+  const int side = std::max(1, std::min(width() - left - legendWidth, height() - top - kMargin));
+  g.block = cellsPerSquare(n, side);  // a long probe shows whole, each square its block's largest difference
+  const int squares = (n + g.block - 1) / g.block;
+  g.cell = std::max(1, side / squares);
+  g.grid = QRect(left, top, g.cell * squares, g.cell * squares);
   g.labelEvery = labelStride(fm, g.cell);
   g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 4 * fm.height()));
   return g;
@@ -70,7 +72,7 @@ AttentionDifferenceView::Geometry AttentionDifferenceView::geometry() const {
 QRect AttentionDifferenceView::cellRect(int query, int key) const {
   const Geometry g = geometry();
   if (g.cell == 0) return {};
-  return QRect(g.grid.left() + key * g.cell, g.grid.top() + query * g.cell, g.cell, g.cell);
+  return QRect(g.grid.left() + key / g.block * g.cell, g.grid.top() + query / g.block * g.cell, g.cell, g.cell);
 }
 
 void AttentionDifferenceView::paintEvent(QPaintEvent*) {
@@ -96,16 +98,19 @@ void AttentionDifferenceView::paintEvent(QPaintEvent*) {
   const Geometry g = geometry();
   const int n = model_->size();
   const double top = std::max(1e-6f, model_->maxAbsDifference());
-  QImage image(n, n, QImage::Format_RGB32);
-  for (int q = 0; q < n; ++q)
-    for (int k = 0; k < n; ++k)
-      image.setPixel(k, q, model_->isMasked(q, k) ? kMaskedFill.rgb() : AttentionDifferenceModel::colourFor(model_->difference(q, k), top).rgb());
+  const int squares = (n + g.block - 1) / g.block;
+  QImage image(squares, squares, QImage::Format_RGB32);
+  for (int y = 0; y < squares; ++y)
+    for (int x = 0; x < squares; ++x) {
+      const auto [visible, d] = largestDifference(y * g.block, x * g.block, g.block);
+      image.setPixel(x, y, visible ? AttentionDifferenceModel::colourFor(d, top).rgb() : kMaskedFill.rgb());
+    }
   drawCells(painter, g.grid, image);
   painter.setPen(palette().color(QPalette::Mid));
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
 
   painter.setPen(palette().color(QPalette::Text));
-  paintGridLabels(painter, labelFont(), n, [this](int i) { return model_->tokenLabel(i); },
+  paintGridLabels(painter, labelFont(), squares, [this, &g](int i) { return model_->tokenLabel(i * g.block); },
                   {g.grid, g.cell, g.labelWidth, kMargin, g.labelEvery, kGap});
   const QFontMetrics fm(labelFont());
 
@@ -136,8 +141,18 @@ bool AttentionDifferenceView::event(QEvent* event) {
     event->ignore();
     return true;
   }
-  const int query = (help->pos().y() - g.grid.top()) / g.cell;
-  const int key = (help->pos().x() - g.grid.left()) / g.cell;
+  const int query = (help->pos().y() - g.grid.top()) / g.cell * g.block;
+  const int key = (help->pos().x() - g.grid.left()) / g.cell * g.block;
+  if (g.block > 1) {
+    const int lastQuery = std::min(model_->size(), query + g.block) - 1, lastKey = std::min(model_->size(), key + g.block) - 1;
+    const auto [visible, d] = largestDifference(query, key, g.block);
+    QToolTip::showText(help->globalPos(),
+                       tr("queries %1-%2, keys %3-%4 (one square of %5 x %5 cells: the map is larger than the view)\n%6")
+                           .arg(query).arg(lastQuery).arg(key).arg(lastKey).arg(g.block)
+                           .arg(visible ? tr("largest difference %1").arg(signedNumber(d)) : tr("masked")),
+                       this, cellRect(query, key));
+    return true;
+  }
   QString text = tr("query %1 \u201c%2\u201d\nkey %3 \u201c%4\u201d\n")
                      .arg(query).arg(model_->tokenLabel(query)).arg(key).arg(model_->tokenLabel(key));
   if (model_->isMasked(query, key)) {
@@ -148,6 +163,20 @@ bool AttentionDifferenceView::event(QEvent* event) {
   }
   QToolTip::showText(help->globalPos(), text, this, cellRect(query, key));
   return true;
+}
+
+std::pair<bool, float> AttentionDifferenceView::largestDifference(int query, int key, int block) const {
+  const int n = model_->size();
+  bool visible = false;
+  float largest = 0;
+  for (int q = query; q < std::min(n, query + block); ++q)
+    for (int k = key; k < std::min(n, key + block); ++k) {
+      if (model_->isMasked(q, k)) continue;
+      const float d = model_->difference(q, k);
+      if (!visible || std::abs(d) > std::abs(largest)) largest = d;
+      visible = true;
+    }
+  return {visible, largest};
 }
 
 QString AttentionDifferenceView::exportName() const {

@@ -4,6 +4,7 @@
 // masked cells are grey. A legend gives the scale (the largest |A - B| on the map); a tooltip
 // names the cell with both weights.
 #include <QWidget>
+#include <utility>
 
 #include "view_export.h"
 
@@ -35,12 +36,16 @@ class AttentionDifferenceView : public QWidget, public ExportableView {
  private:
   struct Geometry {
     QRect grid;
-    int cell = 0;
+    int cell = 0;   // side of one square of the grid, pixels
+    int block = 1;  // cells per square's side (more than 1 when the map is larger than the room)
     int labelWidth = 0;
     int labelEvery = 1;
     QRect legendBar;
   };
   Geometry geometry() const;
+  // Whether any cell of the block x block square at (query, key) is visible, and the difference
+  // of largest magnitude among the visible ones.
+  std::pair<bool, float> largestDifference(int query, int key, int block) const;
   QFont labelFont() const;
 
   const AttentionDifferenceModel* model_;

@@ -120,7 +120,7 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   const int side = std::max(1, std::min(width() - left - legendWidth - kMargin, height() - top - kMargin));
   // A map with more cells than pixels of room is drawn block by block (each square the block's
   // largest weight) so that all of it shows.
-  g.block = side >= n ? 1 : (n + side - 1) / side;
+  g.block = cellsPerSquare(n, side);
   const int squares = (n + g.block - 1) / g.block;
   g.cell = std::max(1, side / squares);
   // Whole cells leave some width over: centre labels, grid and legend as one block.

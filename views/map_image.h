@@ -2,6 +2,7 @@
 // A head's attention map as an image, one pixel per cell (the heatmap and the model view's
 // thumbnails scale it up unsmoothed, so every cell stays one colour).
 #include <QImage>
+#include <algorithm>
 
 class QPainter;
 class QRectF;
@@ -15,6 +16,9 @@ constexpr QRgb kMaskedColour = 0xffe2e2e2;  // masked cells: light grey, off the
 // Coloured by the model's ramp position against `top` (the head's own largest weight when
 // negative); masked cells kMaskedColour. Null image when the head does not exist.
 QImage mapImage(const AttentionMapModel& model, int layer, int head, double top = -1);
+// Cells per square's side that let a map of n x n cells fit `room` pixels: 1 when it fits.
+inline int cellsPerSquare(int n, int room) { return room >= n ? 1 : (n + std::max(1, room) - 1) / std::max(1, room); }
+
 // The map block by block, one pixel per `block` x `block` cells: each pixel the largest weight of
 // its block (so a sharp head stays visible), masked only where the whole block is.
 QImage mapBlocks(const AttentionMapModel& model, int layer, int head, int block, double top = -1);

@@ -7,6 +7,7 @@
 
 #include "attention/attention.h"
 #include "core/tensor.h"
+#include "core/threads.h"
 
 namespace attnlab {
 
@@ -34,10 +35,13 @@ struct HeadSlices {
   float* keyGate(float* base) const { return base ? base + tokenOffset() : nullptr; }
 };
 
+// Multiply-adds of one layer's score and output products, to tell whether threads are worth waking.
+inline double attentionMultiplyAdds(const AttentionShape& s) { return 2.0 * s.B * s.H * s.T * s.T * s.dHead; }
+
 // Runs f(HeadSlices) for every (batch, head), in parallel over threads.
 template <class F>
 void forEachHead(const AttentionShape& s, F&& f) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (attentionMultiplyAdds(s) >= kMinParallelMultiplyAdds)
   for (int bh = 0; bh < s.B * s.H; ++bh) {
     const int h = bh % s.H;
     f(HeadSlices{s, bh / s.H, h, h / s.group()});
@@ -48,7 +52,7 @@ void forEachHead(const AttentionShape& s, F&& f) {
 // of a group, so that gradients into a shared K/V head accumulate without races and in a fixed order.
 template <class F>
 void forEachKvGroup(const AttentionShape& s, F&& f) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (attentionMultiplyAdds(s) >= kMinParallelMultiplyAdds)
   for (int bk = 0; bk < s.B * s.Hkv; ++bk) {
     const int b = bk / s.Hkv, kvh = bk % s.Hkv;
     for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) f(HeadSlices{s, b, h, kvh}, h == kvh * s.group());

@@ -8,6 +8,11 @@
 
 namespace attnlab {
 
+// Below about this many multiply-adds a parallel loop runs on one thread: waking a sleeping thread
+// (the passive wait policy, core/openmp_wait.h) and joining it costs tens of microseconds, more than
+// half of such a loop saves. A probe trace's products and heads fall below it; a training batch's not.
+constexpr double kMinParallelMultiplyAdds = 8.0e6;
+
 inline int maxThreads() {
 #ifdef _OPENMP
   return omp_get_max_threads();

@@ -12,12 +12,13 @@ namespace {
 // Runs f(first, count) over contiguous row ranges, one range per OpenMP thread, each range a
 // single-threaded product. No thread then waits on another's packed blocks, as threads do inside
 // Eigen's own parallel product: those spinning waits cost about 10x the CPU time per step on a
-// loaded 2-core machine (Trainer keeps Eigen single-threaded). Inside a parallel region, or for
-// fewer than 2 x kMinRows rows, it is one call.
+// loaded 2-core machine (Trainer keeps Eigen single-threaded). Inside a parallel region, for
+// fewer than 2 x kMinRows rows, or for less work than kMinParallelMultiplyAdds, it is one call.
 constexpr Eigen::Index kMinRows = 64;
 template <class F>
-void forEachRowRange(Eigen::Index rows, F&& f) {
-  const int parts = inParallelRegion() ? 1 : static_cast<int>(std::min<Eigen::Index>(maxThreads(), rows / kMinRows));
+void forEachRowRange(Eigen::Index rows, double multiplyAddsPerRow, F&& f) {
+  const bool worthThreads = !inParallelRegion() && static_cast<double>(rows) * multiplyAddsPerRow >= kMinParallelMultiplyAdds;
+  const int parts = worthThreads ? static_cast<int>(std::min<Eigen::Index>(maxThreads(), rows / kMinRows)) : 1;
   if (parts <= 1) {
     f(Eigen::Index(0), rows);
     return;
@@ -58,7 +59,7 @@ void linearForward(const Mat& x, const Mat& W, const Mat* b, Mat& y) {
     });
     return;
   }
-  forEachRowRange(x.rows(), [&](Eigen::Index first, Eigen::Index n) {
+  forEachRowRange(x.rows(), static_cast<double>(W.rows()) * W.cols(), [&](Eigen::Index first, Eigen::Index n) {
     auto rows = y.middleRows(first, n);
     gemm::multiply(gemm::mutView(rows), gemm::view(x.middleRows(first, n)), gemm::view(W).t());
     if (b && b->size()) rows.rowwise() += b->row(0);
@@ -68,11 +69,11 @@ void linearForward(const Mat& x, const Mat& W, const Mat* b, Mat& y) {
 void linearBackward(const Mat& dy, const Mat& x, const Mat& W, Mat* dx, Mat& dW, Mat* db) {
   if (dx) {
     dx->resize(dy.rows(), W.cols());
-    forEachRowRange(dy.rows(), [&](Eigen::Index first, Eigen::Index n) {
+    forEachRowRange(dy.rows(), static_cast<double>(W.rows()) * W.cols(), [&](Eigen::Index first, Eigen::Index n) {
       gemm::multiply(gemm::mutView(dx->middleRows(first, n)), gemm::view(dy.middleRows(first, n)), gemm::view(W));  // from y = x W^T
     });
   }
-  forEachRowRange(dW.rows(), [&](Eigen::Index first, Eigen::Index n) {  // split over outputs: no reduction across threads
+  forEachRowRange(dW.rows(), static_cast<double>(dy.rows()) * x.cols(), [&](Eigen::Index first, Eigen::Index n) {  // split over outputs: no reduction across threads
     gemm::multiply(gemm::mutView(dW.middleRows(first, n)), gemm::view(dy.middleCols(first, n)).t(), gemm::view(x), 1.0f,
                    1.0f);  // dW += dy^T x, from y = x W^T
   });

@@ -102,6 +102,7 @@ void Trainer::build() {
     throw ConfigError("model.vocab is " + std::to_string(config_.model.vocab) + " but the task's vocabulary has " +
                       std::to_string(vocab) + " tokens");
   seqLen_ = trainingSequenceLength(config_, *task_);
+  threads_ = ThreadGovernor(config_.train.threads);
   if (seqLen_ < std::max(2, task_->minSequenceLength()) || seqLen_ > config_.model.context)
     throw ConfigError("task '" + config_.task.name + "' cannot make sequences for a context of " +
                       std::to_string(config_.model.context) +
@@ -131,7 +132,8 @@ void Trainer::checkActivationsFit() {
 
 TrainPoint Trainer::trainStep() {
   if (!activationsChecked_) checkActivationsFit();
-  useThreads(config_.train.threads);
+  const int threads = threads_.next();
+  useThreads(threads);
   const auto start = std::chrono::steady_clock::now();
   const Batch batch = task_->sample(config_.train.batch, seqLen_, Split::Train, dataRng_);
   ParamStore& params = model_->params();
@@ -180,6 +182,7 @@ TrainPoint Trainer::trainStep() {
 
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   point.tokens_per_second = point.seconds > 0 ? batch.B * batch.T / point.seconds : 0;
+  threads_.record(threads, point.seconds);
   const int every = config_.train.eval_every;
   if ((every > 0 && step_ % every == 0) || finished()) {
     const EvalResult eval = evaluate();
@@ -265,7 +268,7 @@ Trace traceModel(const Model& model, const Vocabulary& vocabulary, const std::ve
 }
 
 Trace Trainer::trace(const std::vector<int>& tokens) const {
-  useThreads(config_.train.threads);
+  useThreads(threads_.current());
   return traceModel(*model_, task_->vocabulary(), tokens);
 }
 

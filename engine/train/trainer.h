@@ -16,6 +16,7 @@
 #include "train/layer_diagnostics.h"
 #include "train/optimizer.h"
 #include "train/qk_weight_history.h"
+#include "train/thread_governor.h"
 
 namespace attnlab {
 
@@ -121,6 +122,7 @@ class Trainer {
   DiagnosticsProbe diagnose_;
   QkWeightHistory qkHistory_;
   bool activationsChecked_ = false;  // around a model built elsewhere, the first step checks them
+  ThreadGovernor threads_{1};
 };
 
 }  // namespace attnlab

@@ -209,6 +209,21 @@ class AttentionViewsTest : public QObject {
     image = render(view);
     QCOMPARE(at(501, 3), rampColor(1.0).rgb());
     QCOMPARE(at(401, 3), rampColor(1.0 / 401).rgb());  // no longer sharp: row 400's weight is the block's largest
+
+    // The difference of the two shows whole too, each square its block's largest difference.
+    AttentionMapModel first;
+    HeadSelection firstSelection(&first);
+    first.setTrace(snapshot);
+    AttentionDifferenceModel difference;
+    difference.setRuns(&firstSelection, &selection);
+    AttentionDifferenceView differenceView(&difference);
+    differenceView.resize(500, 420);
+    const QImage drawn = render(differenceView);
+    QVERIFY(differenceView.rect().contains(differenceView.cellRect(n - 1, n - 1)));
+    QCOMPARE(differenceView.cellRect(401, 3), differenceView.cellRect(400, 2));
+    const double top = difference.maxAbsDifference();
+    QCOMPARE(drawn.pixelColor(differenceView.cellRect(401, 3).center()), AttentionDifferenceModel::colourFor(1.0f - 1.0f / 402, top));
+    QCOMPARE(drawn.pixelColor(differenceView.cellRect(501, 3).center()), AttentionDifferenceModel::colourFor(1.0f / 502 - 1.0f, top));
   }
 
   // Presenter mode writes each weight in its cell: readable without a hover, and drawn.
