@@ -27,6 +27,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // At most ~10 probe traces per second: enough for a live heatmap, cheap beside training.
 constexpr auto kTraceInterval = std::chrono::milliseconds(100);
+// And at most about a quarter of the worker's time: after a trace, training runs at least this
+// many times as long as the trace took before the next one. A 1,024-token probe of a 12 x 12-head
+// model takes seconds to trace (every head's map copied out), which after every step would leave
+// training a third of the worker.
+constexpr int kTrainingPerTraceTime = 3;
 // Weight of the newest step in the smoothed rates (an exponential moving average).
 constexpr double kRateSmoothing = 0.1;
 // The fixed validation sample every model snapshot of a run carries for the analyses.
@@ -510,8 +515,10 @@ void TrainingSession::runWorker(Run& r) {
 
 void TrainingSession::trainUntilDoneOrStopped(Run& r, Trainer& trainer, WorkerProbe& probe) {
   const TrainConfig& train = trainer.config().train;
+  auto traceBegan = Clock::now();
   publishTrace(r, trainer, probe);
   auto lastTrace = Clock::now();
+  auto traceGap = std::max<Clock::duration>(kTraceInterval, kTrainingPerTraceTime * (lastTrace - traceBegan));
 
   ProgressSnapshot progress = progressOf(trainer);
   StepTimer stepTimer;  // wall time per step over the recent steps, validation and traces included
@@ -547,9 +554,11 @@ void TrainingSession::trainUntilDoneOrStopped(Run& r, Trainer& trainer, WorkerPr
       progress.val_loss = step.val_loss;
       progress.accuracy = step.accuracy;
     }
-    if (singleStep || trainer.finished() || Clock::now() - lastTrace >= kTraceInterval) {
+    if (singleStep || trainer.finished() || Clock::now() - lastTrace >= traceGap) {
+      traceBegan = Clock::now();
       publishTrace(r, trainer, probe);
       lastTrace = Clock::now();
+      traceGap = std::max<Clock::duration>(kTraceInterval, kTrainingPerTraceTime * (lastTrace - traceBegan));
     }
 
     const double seconds = std::chrono::duration<double>(Clock::now() - began).count();

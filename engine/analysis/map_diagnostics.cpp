@@ -11,8 +11,6 @@
 namespace attnlab {
 
 namespace {
-bool visible(const float* scores, int T, int i, int j) { return scores ? std::isfinite(scores[i * T + j]) : j <= i; }
-
 template <class F>
 void forEachField(MapDiagnostics& a, const MapDiagnostics& b, F f) {
   f(a.entropy, b.entropy);
@@ -32,30 +30,32 @@ constexpr double kMassTolerance = 1e-4;
 MapDiagnostics diagnoseMap(const float* weights, const float* scores, int T, EffectiveRank rank) {
   MapDiagnostics d;
   int rows = 0;
+  // Each row as whole-array sums in double (vectorised; cell by cell, a 12 x 12-head model's
+  // validation spent seconds here at 1,024 tokens). The entropy of p = a / mass over the visible
+  // keys with a > 0 is log(mass) - sum(a log a) / mass.
+  const Eigen::ArrayXd position = Eigen::ArrayXd::LinSpaced(T, 0, T - 1);
+  Eigen::ArrayXd a(T), seen(T), counted(T);
   for (int i = 0; i < T; ++i) {
-    int count = 0;
-    for (int j = 0; j < T; ++j) count += visible(scores, T, i, j);
+    a = Eigen::Map<const Eigen::ArrayXf>(weights + static_cast<size_t>(i) * T, T).cast<double>();
+    if (scores)
+      seen = Eigen::Map<const Eigen::ArrayXf>(scores + static_cast<size_t>(i) * T, T).isFinite().cast<double>();
+    else
+      seen = (position <= i).cast<double>();
+    const int count = static_cast<int>(seen.sum());
     if (count < 2) continue;
     ++rows;
-    double mass = 0, distance = 0;
-    for (int j = 0; j < T; ++j) {
-      const double a = weights[i * T + j];
-      if (visible(scores, T, i, j) && a > 0) mass += a;
-      distance += a * std::abs(i - j);
-    }
+    counted = seen * (a > 0).cast<double>();  // the keys that carry the row's distribution
+    const double mass = (a * counted).sum();
     d.row_mass += mass;
-    d.mean_distance += distance;
-    if (i > 0) d.previous_token += weights[i * T + i - 1];
+    d.mean_distance += (a * (position - i).abs()).sum();
+    if (i > 0) d.previous_token += a(i - 1);
     if (std::abs(mass - 1.0) > kMassTolerance) d.renormalised = true;
     if (mass <= 0) continue;  // a row with no weight anywhere: no distribution, entropy 0 and no sink
-    double entropy = 0;  // of p_j = a_ij / mass over the visible keys
-    for (int j = 0; j < T; ++j) {
-      const double p = weights[i * T + j] / mass;
-      if (visible(scores, T, i, j) && p > 0) entropy -= p * std::log(p);
-    }
+    const double aLogA = (counted > 0).select(a * a.max(1e-300).log(), 0.0).sum();
+    const double entropy = std::max(0.0, std::log(mass) - aLogA / mass);  // >= 0 but for rounding
     d.entropy += entropy;
     d.normalised_entropy += std::min(1.0, entropy / std::log(static_cast<double>(count)));  // <= 1 but for rounding
-    if (visible(scores, T, i, 0)) d.sink += std::max(0.0, static_cast<double>(weights[i * T])) / mass;
+    if (seen(0) > 0) d.sink += std::max(0.0, a(0)) / mass;
   }
   if (rows > 0) {
     d.entropy /= rows;
