@@ -61,9 +61,9 @@ AttentionDifferenceView::Geometry AttentionDifferenceView::geometry() const {
   const int legendWidth = kLegendGap + kBarWidth + 2 * kGap + fm.horizontalAdvance(QStringLiteral("−0.000")) + kMargin;
   const int side = std::max(1, std::min(width() - left - legendWidth, height() - top - kMargin));
   g.block = cellsPerSquare(n, side);  // a long probe shows whole, each square its block's largest difference
-  const int squares = (n + g.block - 1) / g.block;
-  g.cell = std::max(1, side / squares);
-  g.grid = QRect(left, top, g.cell * squares, g.cell * squares);
+  g.squares = (n + g.block - 1) / g.block;
+  g.cell = std::max(1, side / g.squares);
+  g.grid = QRect(left, top, g.cell * g.squares, g.cell * g.squares);
   g.labelEvery = labelStride(fm, g.cell);
   g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 4 * fm.height()));
   return g;
@@ -96,12 +96,10 @@ void AttentionDifferenceView::paintEvent(QPaintEvent*) {
                    tr("red: %1 attends more, blue: %2 attends more").arg(nameA_, nameB_));
 
   const Geometry g = geometry();
-  const int n = model_->size();
   const double top = std::max(1e-6f, model_->maxAbsDifference());
-  const int squares = (n + g.block - 1) / g.block;
-  QImage image(squares, squares, QImage::Format_RGB32);
-  for (int y = 0; y < squares; ++y)
-    for (int x = 0; x < squares; ++x) {
+  QImage image(g.squares, g.squares, QImage::Format_RGB32);
+  for (int y = 0; y < g.squares; ++y)
+    for (int x = 0; x < g.squares; ++x) {
       const auto [visible, d] = largestDifference(y * g.block, x * g.block, g.block);
       image.setPixel(x, y, visible ? AttentionDifferenceModel::colourFor(d, top).rgb() : kMaskedFill.rgb());
     }
@@ -110,7 +108,7 @@ void AttentionDifferenceView::paintEvent(QPaintEvent*) {
   painter.drawRect(g.grid.adjusted(-1, -1, 0, 0));
 
   painter.setPen(palette().color(QPalette::Text));
-  paintGridLabels(painter, labelFont(), squares, [this, &g](int i) { return model_->tokenLabel(i * g.block); },
+  paintGridLabels(painter, labelFont(), g.squares, [this, &g](int i) { return model_->tokenLabel(i * g.block); },
                   {g.grid, g.cell, g.labelWidth, kMargin, g.labelEvery, kGap});
   const QFontMetrics fm(labelFont());
 

@@ -37,6 +37,7 @@ class AttentionDifferenceView : public QWidget, public ExportableView {
   struct Geometry {
     QRect grid;
     int cell = 0;   // side of one square of the grid, pixels
+    int squares = 0;     // squares per side of the grid: the map's size over block, rounded up
     int block = 1;  // cells per square's side (more than 1 when the map is larger than the room)
     int labelWidth = 0;
     int labelEvery = 1;

@@ -121,12 +121,12 @@ AttentionHeatmapView::Geometry AttentionHeatmapView::geometry() const {
   // A map with more cells than pixels of room is drawn block by block (each square the block's
   // largest weight) so that all of it shows.
   g.block = cellsPerSquare(n, side);
-  const int squares = (n + g.block - 1) / g.block;
-  g.cell = std::max(1, side / squares);
+  g.squares = (n + g.block - 1) / g.block;
+  g.cell = std::max(1, side / g.squares);
   // Whole cells leave some width over: centre labels, grid and legend as one block.
-  const int spare = std::max(0, width() - left - legendWidth - kMargin - g.cell * squares);
+  const int spare = std::max(0, width() - left - legendWidth - kMargin - g.cell * g.squares);
   g.labelLeft = kMargin + spare / 2;
-  g.grid = QRect(left + spare / 2, top, g.cell * squares, g.cell * squares);
+  g.grid = QRect(left + spare / 2, top, g.cell * g.squares, g.cell * g.squares);
   g.labelEvery = labelStride(fm, g.cell);
   g.legendBar = QRect(g.grid.right() + 1 + kLegendGap, top, kBarWidth, std::max(g.grid.height(), 3 * fm.height()));
   g.maskedSwatch = QRect(g.legendBar.left(), top - kGap - fm.height(), kBarWidth, fm.height() - 2);
@@ -243,8 +243,8 @@ QFont AttentionHeatmapView::cellFont(int cell) const {
 
 void AttentionHeatmapView::paintLabels(QPainter& painter, const Geometry& g) const {
   painter.setPen(palette().color(QPalette::Text));
-  const int squares = (shown().size() + g.block - 1) / g.block;  // each square labelled with its first token
-  paintGridLabels(painter, labelFont(), squares, [this, &g](int i) { return model_->tokenLabel(i * g.block); },
+  // each square labelled with its first token
+  paintGridLabels(painter, labelFont(), g.squares, [this, &g](int i) { return model_->tokenLabel(i * g.block); },
                   {g.grid, g.cell, g.labelWidth, g.labelLeft, g.labelEvery, kGap});
 }
 

@@ -48,6 +48,7 @@ class AttentionHeatmapView : public QWidget, public ExportableView {
   struct Geometry {
     QRect grid;          // all cells
     int cell = 0;        // side of one pixel square of the grid
+    int squares = 0;     // squares per side of the grid: the map's size over block, rounded up
     int block = 1;       // cells per square's side: 1, or more when the map is larger than the room (cell is then 1)
     int labelWidth = 0;  // room for token labels, left and top
     int labelLeft = 0;   // x where the query labels start
