@@ -1,6 +1,10 @@
 #include "qk_embedding_view.h"
 
 #include <QMouseEvent>
+#include <QOffscreenSurface>
+#include <QOpenGLContext>
+#include <QOpenGLFramebufferObject>
+#include <QPainter>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -66,7 +70,7 @@ void setColor(vtkActor* actor, const QColor& color) {
 }  // namespace
 
 QkEmbeddingView::QkEmbeddingView(QkEmbeddingModel* model, QWidget* parent)
-    : QOpenGLWidget(parent),
+    : QWidget(parent),
       model_(model),
       window_(vtkSmartPointer<vtkGenericOpenGLRenderWindow>::New()),
       renderer_(vtkSmartPointer<vtkRenderer>::New()),
@@ -75,6 +79,7 @@ QkEmbeddingView::QkEmbeddingView(QkEmbeddingModel* model, QWidget* parent)
       outline_(vtkSmartPointer<vtkOutlineSource>::New()) {
   setMouseTracking(true);
   setMinimumSize(240, 200);
+  setAttribute(Qt::WA_OpaquePaintEvent);  // the picture covers every pixel
   window_->AddRenderer(renderer_);
   renderer_->SetBackground(1, 1, 1);
   renderer_->SetBackgroundAlpha(1);  // else Qt composes the cleared pixels as see-through
@@ -95,28 +100,28 @@ QkEmbeddingView::QkEmbeddingView(QkEmbeddingModel* model, QWidget* parent)
                             model_->count(Kind::Key) == keyPoints_->GetNumberOfPoints();
     rebuildPoints();
     if (samePoints)
-      update();
+      redraw();
     else
       resetCamera();
   });
   connect(model_, &QkEmbeddingModel::colorsChanged, this, [this] {
     recolor();
-    update();
+    redraw();
   });
   connect(model_, &QkEmbeddingModel::selectionChanged, this, [this] {
     rebuildLines();
-    update();
+    redraw();
   });
   rebuildPoints();
   resetCamera();
 }
 
 QkEmbeddingView::~QkEmbeddingView() {
-  if (!isValid()) return;  // never shown: VTK holds no GL resources
-  // Release VTK's GL resources while the widget's context still exists.
-  makeCurrent();
+  if (!context_ || !context_->makeCurrent(surface_.get())) return;  // never drawn: no GL resources
+  // Release VTK's and the framebuffer's GL resources while their context still exists.
   window_->Finalize();
-  doneCurrent();
+  framebuffer_.reset();
+  context_->doneCurrent();
 }
 
 double QkEmbeddingView::glyphSize() const { return diagonal_ * 0.018; }
@@ -234,7 +239,7 @@ void QkEmbeddingView::resetCamera() {
   camera->OrthogonalizeViewUp();
   renderer_->ResetCamera();
   renderer_->ResetCameraClippingRange();
-  update();
+  redraw();
 }
 
 void QkEmbeddingView::rotateCamera(double azimuthDegrees, double elevationDegrees) {
@@ -243,14 +248,14 @@ void QkEmbeddingView::rotateCamera(double azimuthDegrees, double elevationDegree
   camera->Elevation(elevationDegrees);
   camera->OrthogonalizeViewUp();
   renderer_->ResetCameraClippingRange();
-  update();
+  redraw();
 }
 
 void QkEmbeddingView::zoomCamera(double factor) {
   if (!(factor > 0)) return;
   renderer_->GetActiveCamera()->Dolly(factor);
   renderer_->ResetCameraClippingRange();
-  update();
+  redraw();
 }
 
 void QkEmbeddingView::pan(const QPoint& delta) {
@@ -273,7 +278,7 @@ void QkEmbeddingView::pan(const QPoint& delta) {
   }
   camera->SetFocalPoint(focal);
   camera->SetPosition(position);
-  update();
+  redraw();
 }
 
 std::optional<QPointF> QkEmbeddingView::projected(Kind kind, int index) const {
@@ -312,16 +317,47 @@ std::optional<QkEmbeddingView::Hit> QkEmbeddingView::pick(const QPoint& position
   return best;
 }
 
-void QkEmbeddingView::initializeGL() {
-  window_->SetOwnContext(false);
-  window_->SetFrameBlitModeToBlitToCurrent();  // into the widget's framebuffer bound in paintGL
-  window_->SetMultiSamples(0);
-  window_->OpenGLInitContext();
+void QkEmbeddingView::redraw() {
+  stale_ = true;
+  update();
 }
 
-void QkEmbeddingView::resizeGL(int, int) { syncWindowSize(); }
+bool QkEmbeddingView::makeContextCurrent() {
+  if (context_) return context_->makeCurrent(surface_.get());
+  if (!unavailable_.isEmpty()) return false;  // tried once and failed: say so, do not retry each paint
+  auto context = std::make_unique<QOpenGLContext>();
+  context->setFormat(QSurfaceFormat::defaultFormat());
+  auto surface = std::make_unique<QOffscreenSurface>();
+  if (context->create()) {
+    surface->setFormat(context->format());
+    surface->create();
+  }
+  const QSurfaceFormat format = context->format();
+  if (!context->isValid() || !surface->isValid() || format.version() < qMakePair(3, 2) ||
+      !context->makeCurrent(surface.get())) {
+    unavailable_ = tr("The 3D view needs OpenGL 3.2, which this display does not offer.");
+    return false;
+  }
+  context_ = std::move(context);
+  surface_ = std::move(surface);
+  window_->SetOwnContext(false);
+  window_->SetFrameBlitModeToBlitToCurrent();  // into our framebuffer object, bound in render()
+  window_->SetMultiSamples(0);
+  window_->OpenGLInitContext();
+  return true;
+}
 
-void QkEmbeddingView::paintGL() {
+void QkEmbeddingView::render() {
+  stale_ = false;
+  if (!makeContextCurrent()) {
+    picture_ = QImage();
+    return;
+  }
+  const qreal ratio = devicePixelRatioF();
+  const QSize size(std::max(1, int(width() * ratio)), std::max(1, int(height() * ratio)));
+  if (!framebuffer_ || framebuffer_->size() != size)
+    framebuffer_ = std::make_unique<QOpenGLFramebufferObject>(size, QOpenGLFramebufferObject::CombinedDepthStencil);
+  framebuffer_->bind();
   syncWindowSize();
   // Qt touches GL state between frames; VTK caches it, so start from what is really there.
   window_->GetState()->Reset();
@@ -332,6 +368,31 @@ void QkEmbeddingView::paintGL() {
   window_->SetIsCurrent(false);
   window_->SetReadyForRendering(false);
   window_->GetState()->Pop();
+  framebuffer_->release();
+  picture_ = framebuffer_->toImage();
+  picture_.setDevicePixelRatio(ratio);
+  context_->doneCurrent();
+}
+
+QImage QkEmbeddingView::grabFramebuffer() {
+  if (stale_ || picture_.isNull()) render();
+  return picture_;
+}
+
+void QkEmbeddingView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  stale_ = true;
+}
+
+void QkEmbeddingView::paintEvent(QPaintEvent*) {
+  if (stale_) render();
+  QPainter painter(this);
+  if (picture_.isNull()) {
+    painter.fillRect(rect(), palette().window());
+    painter.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap, unavailable_);
+    return;
+  }
+  painter.drawImage(QPoint(0, 0), picture_);
 }
 
 void QkEmbeddingView::mousePressEvent(QMouseEvent* event) {

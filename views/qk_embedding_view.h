@@ -1,17 +1,27 @@
 #pragma once
-// The joint query-key embedding in 3D, drawn by VTK inside a Qt 6 QOpenGLWidget (Debian's VTK Qt
-// widget is built for Qt 5, see PLATFORM.md): queries are spheres, keys are cubes, coloured as the
-// model says; a thin box marks the data's extent. Left drag orbits, right drag (or shift + left)
-// pans, the wheel zooms; hovering names the nearest point, clicking a query selects it and draws
-// tubes to its top-k keys (thicker = heavier). Needs the default QSurfaceFormat of main.cpp.
-#include <QOpenGLWidget>
+// The joint query-key embedding in 3D, drawn by VTK (Debian's VTK Qt widget is built for Qt 5, see
+// PLATFORM.md): queries are spheres, keys are cubes, coloured as the model says; a thin box marks
+// the data's extent. Left drag orbits, right drag (or shift + left) pans, the wheel zooms; hovering
+// names the nearest point, clicking a query selects it and draws tubes to its top-k keys (thicker =
+// heavier). Needs the default QSurfaceFormat of main.cpp.
+//
+// VTK draws into a framebuffer object of an offscreen OpenGL context and the widget paints the
+// picture read back from it. A QOpenGLWidget would make Qt compose the whole top-level window with
+// OpenGL on every repaint of any widget in it, which under a software rasteriser (Xvfb, remote
+// desktops) stalled the window for up to seconds; this way only the 3D view's own frames use GL.
+#include <QImage>
 #include <QPoint>
+#include <QWidget>
+#include <memory>
 #include <optional>
 #include <vtkSmartPointer.h>
 #include <vector>
 
 #include "qk_embedding_model.h"
 
+class QOffscreenSurface;
+class QOpenGLContext;
+class QOpenGLFramebufferObject;
 class vtkActor;
 class vtkGenericOpenGLRenderWindow;
 class vtkPolyData;
@@ -22,7 +32,7 @@ class vtkOutlineSource;
 
 namespace attnlab {
 
-class QkEmbeddingView : public QOpenGLWidget {
+class QkEmbeddingView : public QWidget {
   Q_OBJECT
  public:
   struct Hit {
@@ -44,14 +54,18 @@ class QkEmbeddingView : public QOpenGLWidget {
   // The point drawn nearest to `position` within a few pixels, queries before keys on ties.
   std::optional<Hit> pick(const QPoint& position) const;
   QSize sizeHint() const override { return {640, 520}; }
+  // The picture as drawn now, in device pixels (rendered first if anything changed); null when
+  // OpenGL is not available.
+  QImage grabFramebuffer();
+  // Why the view cannot draw (no OpenGL 3.2 context); empty when it can.
+  QString unavailableReason() const { return unavailable_; }
 
  signals:
   void hovered(const QString& description);  // empty when the pointer leaves the points
 
  protected:
-  void initializeGL() override;
-  void resizeGL(int w, int h) override;
-  void paintGL() override;
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
@@ -65,6 +79,9 @@ class QkEmbeddingView : public QOpenGLWidget {
   double glyphSize() const;
   void syncWindowSize() const;  // VTK's window size = the widget's, in device pixels
   void pan(const QPoint& delta);
+  void redraw();             // the scene changed: render again at the next paint
+  bool makeContextCurrent();  // creates the offscreen context and VTK's GL state the first time
+  void render();             // VTK into the framebuffer object, read back into picture_
 
   QkEmbeddingModel* model_;
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;
@@ -81,6 +98,13 @@ class QkEmbeddingView : public QOpenGLWidget {
   Drag drag_ = Drag::None;
   QPoint lastMouse_, pressMouse_;
   QString hoverText_;
+
+  std::unique_ptr<QOpenGLContext> context_;
+  std::unique_ptr<QOffscreenSurface> surface_;
+  std::unique_ptr<QOpenGLFramebufferObject> framebuffer_;
+  QImage picture_;
+  bool stale_ = true;  // the scene or the size changed since picture_ was rendered
+  QString unavailable_;
 };
 
 }  // namespace attnlab

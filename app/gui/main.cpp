@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   attnlab::restartWithPassiveOpenMpWait(argv);
   attnlab::keepFreedBlocksForReuse();
   // OpenGL 3.2 core with a depth buffer, set before QApplication exists: what the VTK views
-  // (QOpenGLWidget + vtkGenericOpenGLRenderWindow, see PLATFORM.md) need.
+  // (an offscreen context + vtkGenericOpenGLRenderWindow, see views/qk_embedding_view.h) need.
   QSurfaceFormat format;
   format.setVersion(3, 2);
   format.setProfile(QSurfaceFormat::CoreProfile);

@@ -35,14 +35,11 @@ using namespace attnlab;
 
 namespace {
 
-// The issue asks for 500 ms. Measured here under Xvfb (software OpenGL composes the whole window
-// once the 3D view exists): worst gaps of 0.6-0.8 s on a nearly idle 2-core machine, up to 5 s at
-// a load of 11. The bound catches the multi-second stalls the chart fix removed; 500 ms is not met yet.
-// A preset switch no longer waits for the training step (TrainingSession retires the run); at a
-// load of 9-10 the worst gaps stayed 1.0-1.6 s, and a watchdog's UI-thread backtraces put nearly
-// all gaps above 400 ms in QRhi::endFrame (Mesa's software rasteriser), the rest in Qt's text
-// layout (chart axes, labels), none in the session.
-constexpr qint64 kWorstTimerGapMs = 2000;
+// The issue's bound. The 3D view draws through an offscreen OpenGL context (qk_embedding_view.h):
+// while it was a QOpenGLWidget, Qt composed the whole window with software OpenGL under Xvfb and
+// the worst gaps were 0.6-1.6 s. Since then, on a nearly idle 2-core Xeon: 144 ms (first chart
+// layouts); beside three busy processes (load 4): 497 ms. Gaps over a fifth of it are listed.
+constexpr qint64 kWorstTimerGapMs = 500;
 constexpr qint64 kFirstThreeDShowMs = 1500;
 
 int envInt(const char* name, int fallback) {
@@ -113,12 +110,15 @@ class TestMonkey : public QObject {
     qint64 worst = 0;
     QString worstDuring;
     QString lastAction;
+    QStringList longGaps;  // every gap over a fifth of the bound, for the report
     QTimer ticker;
     sinceTick.start();
     connect(&ticker, &QTimer::timeout, [&] {
       const qint64 gap = sinceTick.restart();
       const bool threeDGrace = sinceThreeD.isValid() && sinceThreeD.elapsed() < kFirstThreeDShowMs + gap;
-      if (!threeDGrace && gap > worst) worst = gap, worstDuring = lastAction;
+      if (threeDGrace) return;
+      if (gap > kWorstTimerGapMs / 5) longGaps << QStringLiteral("%1 ms during '%2'").arg(gap).arg(lastAction);
+      if (gap > worst) worst = gap, worstDuring = lastAction;
     });
     ticker.start(10);
 
@@ -212,6 +212,7 @@ class TestMonkey : public QObject {
     ticker.stop();
     qInfo("%d actions; worst UI-thread gap %lld ms (during '%s'), training at step %d", actions, worst, qPrintable(worstDuring),
           window.files().trainedSteps());
+    for (const QString& gap : longGaps) qInfo("  gap of %s", qPrintable(gap));
     QVERIFY2(worst <= kWorstTimerGapMs, qPrintable(QString("the UI thread stalled %1 ms during '%2'").arg(worst).arg(worstDuring)));
 
     // Still saves a checkpoint that opens, and closes cleanly. The monkey may have ended on a fresh
