@@ -73,13 +73,23 @@ class SigmoidAttention : public AttentionVariant {
   void backward(const AttentionInputs& in, const AttentionOutputs& saved, AttentionGrads& g) override {
     const AttentionShape& s = in.shape;
     std::vector<float> dBias(bias_ ? static_cast<size_t>(s.B) * s.H : 0, 0.0f);  // per (batch, head): no races
-    backwardFromWeights(in, saved, g, [&](const HeadSlices& h, const ConstHeadMat&, const HeadMat& dA, HeadMat& dS) {
+    backwardFromWeights(in, saved, g, [&](const HeadSlices& h, const ConstHeadMat& A, const HeadMat& dA, HeadMat& dS) {
       const ConstHeadMat S = h.map(static_cast<const float*>(saved.scores));
       const float* gate = h.keyGate(in.key_gate);
       float* dGate = h.keyGate(g.d_key_gate);
       if (dGate) std::fill(dGate, dGate + s.T, 0.0f);
       float dBiasHead = 0;
       dS.setZero();
+      if (!gate && in.precision == ScorePrecision::fp32) {  // a = sigmoid(x) itself, unrounded: no recomputation
+        for (int i = 0; i < s.T; ++i) {
+          const auto sig = A.row(i).head(i + 1).array();
+          const auto dx = dA.row(i).head(i + 1).array() * sig * (1.0f - sig);  // from a = sigmoid(x)
+          dS.row(i).head(i + 1) = (beta_ * dx).matrix();                         // from x = beta s + b
+          if (bias_) dBiasHead += dx.sum();
+        }
+        if (bias_) dBias[static_cast<size_t>(h.b) * s.H + h.h] = dBiasHead;
+        return;
+      }
       for (int i = 0; i < s.T; ++i) {
         const float b = rowBias(h.h, i);
         for (int j = 0; j <= i; ++j) {

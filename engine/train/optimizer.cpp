@@ -49,8 +49,9 @@ double gradientNorm(const ParamStore& params) {
   return std::sqrt(sq);
 }
 
-double clipGradients(ParamStore& params, double maxNorm) {
-  const double norm = gradientNorm(params);
+double clipGradients(ParamStore& params, double maxNorm) { return clipGradients(params, maxNorm, gradientNorm(params)); }
+
+double clipGradients(ParamStore& params, double maxNorm, double norm) {
   if (maxNorm > 0 && norm > maxNorm) {
     const float s = static_cast<float>(maxNorm / (norm + 1e-12));
     for (auto& p : params.all()) p->grad *= s;

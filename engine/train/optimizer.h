@@ -31,5 +31,7 @@ class AdamW {
 double gradientNorm(const ParamStore& params);
 // Scales every gradient so the global norm is at most maxNorm. Returns the norm before clipping.
 double clipGradients(ParamStore& params, double maxNorm);
+// The same with the norm already known (the trainer sums it while checking the gradients are finite).
+double clipGradients(ParamStore& params, double maxNorm, double norm);
 
 }  // namespace attnlab

@@ -26,9 +26,8 @@ std::vector<double> layerMaxScores(const Workspace& ws) {
     }
     for (int m = 0; m < maps; ++m)
       for (int i = 0; i < T; ++i) {
-        const float* row = a.scores.data() + (static_cast<size_t>(m) * T + i) * T;
-        for (int j = 0; j <= i; ++j)
-          if (std::isfinite(row[j])) largest = std::max(largest, std::abs(row[j]));  // -inf marks masked keys
+        const Eigen::Map<const Eigen::ArrayXf> row(a.scores.data() + (static_cast<size_t>(m) * T + i) * T, i + 1);
+        largest = std::max(largest, row.isFinite().select(row.abs(), 0.0f).maxCoeff());  // -inf marks masked keys
       }
     out.push_back(largest);
   }

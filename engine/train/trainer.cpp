@@ -41,10 +41,10 @@ void keepActivationBuffersInHeap() {
   (void)done;
 }
 
-// Returns the name of the first parameter whose gradient (or value) is not finite, or "".
-std::string firstNonFinite(const ParamStore& params, bool gradients) {
+// Returns the name of the first parameter whose value is not finite, or "".
+std::string firstNonFiniteValue(const ParamStore& params) {
   for (const auto& p : params.all())
-    if (!(gradients ? p->grad : p->value).allFinite()) return p->name;
+    if (!p->value.allFinite()) return p->name;
   return {};
 }
 }  // namespace
@@ -141,29 +141,37 @@ TrainPoint Trainer::trainStep() {
   const double loss = model_->forward(*workspace_, batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
   const int stepNumber = step_ + 1;
   if (!std::isfinite(loss)) {
-    const std::string bad = firstNonFinite(params, false);
+    const std::string bad = firstNonFiniteValue(params);
     throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the loss is " +
                           (std::isnan(loss) ? "NaN" : "infinite") +
                           (bad.empty() ? " (the first non-finite tensor is the logits)" : " (the first non-finite tensor is " + bad + ")") +
                           "; weights kept from step " + std::to_string(step_));
   }
   model_->backward(*workspace_);
-  if (std::string bad = firstNonFinite(params, true); !bad.empty())
-    throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + bad +
-                          " is not finite; weights kept from step " + std::to_string(step_));
+  // One pass over the gradients: each parameter's squared norm in double, which is not finite
+  // exactly when one of its entries is not (a sum of float squares cannot overflow a double).
+  std::vector<double> squaredNorms;
+  for (const auto& p : params.all()) {
+    squaredNorms.push_back(p->grad.cast<double>().squaredNorm());
+    if (!std::isfinite(squaredNorms.back()))
+      throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + p->name +
+                            " is not finite; weights kept from step " + std::to_string(step_));
+  }
 
   TrainPoint point;
   point.step = stepNumber;
   point.loss = loss;
   for (int l = 0; l < config_.model.n_layers; ++l) {
     double sq = 0;
-    for (const auto& p : params.all())
-      if (model_->belongsToLayer(p->name, l)) sq += p->grad.cast<double>().squaredNorm();
+    for (size_t i = 0; i < params.all().size(); ++i)
+      if (model_->belongsToLayer(params.all()[i]->name, l)) sq += squaredNorms[i];
     point.layer_grad_norm.push_back(std::sqrt(sq));
   }
   point.layer_entropy = model_->layerEntropy(*workspace_);
   point.layer_max_score = layerMaxScores(*workspace_);
-  point.grad_norm = clipGradients(params, config_.train.grad_clip);
+  double total = 0;
+  for (double sq : squaredNorms) total += sq;  // in gradientNorm's order, so the same norm
+  point.grad_norm = clipGradients(params, config_.train.grad_clip, std::sqrt(total));
   point.lr = learningRate(step_);
   if (circuitLrActive(config_.train)) {
     const std::vector<float> ratios = circuitLrRatios(params, config_.train, step_);
