@@ -1,12 +1,14 @@
 // Each fast path equals the plain code it stands beside: the float32 masked softmax and its
-// decoding row (attention/softmax_core.h), the causal block products (attention/head_loops.h) and the blocked
-// GELU (model/ops.cpp), each against its plain reference.
+// decoding row (attention/softmax_core.h), the causal block products (attention/head_loops.h), the blocked
+// GELU (model/ops.cpp) and sigmoid attention's vectorised float32 rows, each against its plain reference.
 #include <QtTest>
 
 #include <cmath>
 #include <limits>
 
+#include "attention/attention.h"
 #include "attention/softmax_core.h"
+#include "core/params.h"
 #include "core/random.h"
 #include "model/ops.h"
 
@@ -202,6 +204,61 @@ class TestAttentionFastPaths : public QObject {
       QVERIFY2(std::abs(y.data()[i] - yRef) <= 1e-5 * std::max(1.0, std::abs(yRef)), qPrintable(QString::number(i)));
       QVERIFY2(std::abs(dx.data()[i] - dxRef) <= 1e-5 * std::max(1.0, std::abs(dxRef)), qPrintable(QString::number(i)));
     }
+  }
+
+  // Sigmoid attention without a key gate runs vectorised float32 rows (forward, and a backward
+  // reading the saved weights); a gate of ones takes the plain per-element path to the same numbers.
+  void sigmoidFp32EqualsPlain_data() {
+    QTest::addColumn<bool>("learnedBias");
+    QTest::newRow("b = -log(i + 1)") << false;
+    QTest::newRow("learned b") << true;
+  }
+  void sigmoidFp32EqualsPlain() {
+    QFETCH(bool, learnedBias);
+    const AttentionShape shape{2, 37, 2, 2, 8};
+    ModelConfig config;
+    config.attention_settings["temperature"] = 1.7;
+    config.attention_settings["sigmoid_bias_learned"] = learnedBias ? 1 : 0;
+    config.context = shape.T;
+    ParamStore params;
+    auto variant = AttentionRegistry::instance().create("sigmoid");
+    QVERIFY(variant->configure(config, "blocks.0.attn.", params).empty());
+    Rng rng(3);
+    variant->initialise(rng);
+    const Mat q = randomMatrix(1, static_cast<int>(shape.qSize()), 1.5f, 21), k = randomMatrix(1, static_cast<int>(shape.kvSize()), 1.5f, 22);
+    const Mat v = randomMatrix(1, static_cast<int>(shape.kvSize()), 1.0f, 23), dO = randomMatrix(1, static_cast<int>(shape.qSize()), 1.0f, 24);
+    const std::vector<float> ones(static_cast<size_t>(shape.B) * shape.H * shape.T, 1.0f);
+    std::vector<int> positions(shape.T);
+    for (int t = 0; t < shape.T; ++t) positions[t] = t;
+    struct Run {
+      std::vector<float> o, scores, weights, dq, dk, dv, dGate;
+      Mat biasGrad;
+    };
+    auto run = [&](const float* gate) {
+      Run r{std::vector<float>(shape.qSize()), std::vector<float>(shape.mapSize()), std::vector<float>(shape.mapSize()),
+            std::vector<float>(shape.qSize()), std::vector<float>(shape.kvSize()), std::vector<float>(shape.kvSize()),
+            std::vector<float>(ones.size()), Mat()};
+      const AttentionInputs in{shape, q.data(), k.data(), v.data(), positions.data(), nullptr, gate, 1.0f / std::sqrt(8.0f), ScorePrecision::fp32};
+      AttentionOutputs out{r.o.data(), r.scores.data(), r.weights.data()};
+      variant->forward(in, out);
+      for (auto& p : params.all()) p->grad.setZero();
+      AttentionGrads g{dO.data(), r.dq.data(), r.dk.data(), r.dv.data(), gate ? r.dGate.data() : nullptr};
+      variant->backward(in, out, g);
+      if (learnedBias) r.biasGrad = params.all().front()->grad;
+      return r;
+    };
+    const Run fast = run(nullptr), plain = run(ones.data());
+    auto near = [](const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+      for (size_t i = 0; i < a.size(); ++i)
+        QVERIFY2(std::abs(a[i] - b[i]) <= 2e-6f * std::max(1.0f, std::abs(b[i])),
+                 qPrintable(QString("%1[%2]: fast %3, plain %4").arg(what).arg(i).arg(a[i]).arg(b[i])));
+    };
+    near(fast.weights, plain.weights, "weights");
+    near(fast.o, plain.o, "o");
+    near(fast.dq, plain.dq, "dq");
+    near(fast.dk, plain.dk, "dk");
+    near(fast.dv, plain.dv, "dv");
+    if (learnedBias) QVERIFY2((fast.biasGrad - plain.biasGrad).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, plain.biasGrad.cwiseAbs().maxCoeff()), "bias gradient");
   }
 };
 

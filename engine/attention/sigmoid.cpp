@@ -42,8 +42,14 @@ class SigmoidAttention : public AttentionVariant {
       auto A = h.map(out.weights);
       const float* gate = h.keyGate(in.key_gate);
       A.setZero();
+      const bool vectorised = !gate && in.precision == ScorePrecision::fp32;
       for (int i = 0; i < in.shape.T; ++i) {
         const float b = rowBias(h.h, i);
+        if (vectorised) {  // 1 / (1 + exp(-x)) is 0 or 1 where exp overflows
+          const auto x = beta_ * S.row(i).head(i + 1).array() + b;  // x = beta s + b
+          A.row(i).head(i + 1) = (1.0f / (1.0f + (-x).exp())).matrix();
+          continue;
+        }
         for (int j = 0; j <= i; ++j) {
           const float x = roundTo(in.precision, beta_ * S(i, j) + b);                    // x = beta s + b
           A(i, j) = roundTo(in.precision, sigmoid(x)) * (gate ? gate[j] : 1.0f);  // a = sigmoid(x) g

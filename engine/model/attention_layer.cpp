@@ -29,13 +29,24 @@ void mergeHeads(const float* headMajor, int B, int T, int heads, int d, Mat& fla
 }
 
 namespace {
-// Rotates every [T, d_head] block of a head-major buffer by its batch element's angles.
+// Rotates every [T, d_head] block of a head-major buffer by its batch element's angles, whose
+// cosines and sines are computed once for all heads.
 void rotateHeads(std::vector<float>& x, const Mat& angles, int B, int heads, int T, int dHead, bool inverse) {
   const int pairs = static_cast<int>(angles.cols());
-  for (int b = 0; b < B; ++b)
+  const size_t perBatch = static_cast<size_t>(T) * pairs;
+  const float sign = inverse ? -1.0f : 1.0f;
+  thread_local std::vector<float> cosines, sines;
+  cosines.resize(perBatch);
+  sines.resize(perBatch);
+  for (int b = 0; b < B; ++b) {
+    const float* a = angles.data() + b * perBatch;
+    for (size_t i = 0; i < perBatch; ++i) {
+      cosines[i] = std::cos(a[i]);
+      sines[i] = sign * std::sin(a[i]);
+    }
     for (int h = 0; h < heads; ++h)
-      rotatePairs(x.data() + (static_cast<size_t>(b) * heads + h) * T * dHead, T, dHead,
-                  angles.data() + static_cast<size_t>(b) * T * pairs, pairs, inverse);
+      rotatePairsBy(x.data() + (static_cast<size_t>(b) * heads + h) * T * dHead, T, dHead, cosines.data(), sines.data(), pairs);
+  }
 }
 
 // Rotates each head's slice of every token row of a [B*T, heads*d_head] matrix by that token's angles.

@@ -67,6 +67,9 @@ using PositionalRegistry = Registry<PositionalEncoding>;
 // Rotates pair m = (x[2m], x[2m+1]) of each row of a [rows, d_head] block by angles[row][m]
 // (inverse=true rotates by -angle, which is the backward of the forward rotation).
 void rotatePairs(float* x, int rows, int dHead, const float* angles, int pairs, bool inverse);
+// The same with the cosines and (signed: negated for the inverse) sines of the angles given,
+// [rows, pairs] each: several heads turned by one token's angles compute them once.
+void rotatePairsBy(float* x, int rows, int dHead, const float* cosines, const float* sines, int pairs);
 // d(loss)/d(angle) for y = R(angle) x: given dy and the rotated y, dAngle[m] += dy0*(-y1) + dy1*y0.
 void rotationAngleGrad(const float* dy, const float* y, int rows, int dHead, int pairs, float* dAngles);
 

@@ -18,6 +18,19 @@ void rotatePairs(float* x, int rows, int dHead, const float* angles, int pairs, 
   }
 }
 
+void rotatePairsBy(float* x, int rows, int dHead, const float* cosines, const float* sines, int pairs) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<size_t>(r) * dHead;
+    const float* c = cosines + static_cast<size_t>(r) * pairs;
+    const float* s = sines + static_cast<size_t>(r) * pairs;
+    for (int m = 0; m < pairs; ++m) {
+      const float x0 = row[2 * m], x1 = row[2 * m + 1];
+      row[2 * m] = c[m] * x0 - s[m] * x1;
+      row[2 * m + 1] = s[m] * x0 + c[m] * x1;
+    }
+  }
+}
+
 void rotationAngleGrad(const float* dy, const float* y, int rows, int dHead, int pairs, float* dAngles) {
   for (int r = 0; r < rows; ++r) {
     const float* g = dy + static_cast<size_t>(r) * dHead;
