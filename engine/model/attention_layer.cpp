@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/threads.h"
 #include "model/cross_layer_kv.h"
 #include "model/ops.h"
 #include "model/projection_sharing.h"
@@ -10,8 +11,10 @@
 
 namespace attnlab {
 
+// Both copy one batch element per thread: a training step moves [B T, d_model] a few times per layer.
 void splitHeads(const Mat& flat, int B, int T, int heads, int d, std::vector<float>& out) {
   out.resize(static_cast<size_t>(B) * heads * T * d);
+#pragma omp parallel for schedule(static) if (B > 1 && !inParallelRegion())
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < heads; ++h)
       for (int t = 0; t < T; ++t)
@@ -21,6 +24,7 @@ void splitHeads(const Mat& flat, int B, int T, int heads, int d, std::vector<flo
 
 void mergeHeads(const float* headMajor, int B, int T, int heads, int d, Mat& flat) {
   flat.resize(static_cast<Eigen::Index>(B) * T, heads * d);
+#pragma omp parallel for schedule(static) if (B > 1 && !inParallelRegion())
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < heads; ++h)
       for (int t = 0; t < T; ++t)

@@ -80,12 +80,16 @@ void linearBackward(const Mat& dy, const Mat& x, const Mat& W, Mat* dx, Mat& dW,
   if (db && db->size()) db->row(0) += dy.colwise().sum();  // from y += b
 }
 
+// Fewer rows (a decoding step, a short probe) stay on one thread: waking another costs more.
+constexpr int kMinParallelNormRows = 256;
+
 void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mean, Vec& rstd, float eps) {
   const int N = static_cast<int>(x.rows()), C = static_cast<int>(x.cols());
   y.resize(N, C);
   mean.resize(N);
   rstd.resize(N);
-  for (int n = 0; n < N; ++n) {
+#pragma omp parallel for schedule(static) if (N >= kMinParallelNormRows && !inParallelRegion())
+  for (int n = 0; n < N; ++n) {  // rows are independent
     auto row = x.row(n);
     const float m = row.mean();
     const float var = (row.array() - m).square().mean();
