@@ -67,7 +67,7 @@ void Mlp::forward(const Mat& x, MlpActs& a, Mat& y) const {
 void Mlp::hidden(const Mat& x, MlpActs& a) const {
   ops::linearForward(x, fc_w_->value, fc_b_ ? &fc_b_->value : nullptr, a.fc);
   switch (kind_) {
-    case Kind::gelu: ops::geluForward(a.fc, a.act, a.gelu_tanh); break;
+    case Kind::gelu: ops::geluForward(a.fc, a.act); break;
     case Kind::gelu_erf: ops::geluErfForward(a.fc, a.act); break;
     case Kind::swiglu:
       ops::linearForward(x, gate_w_->value, gate_b_ ? &gate_b_->value : nullptr, a.gate);
@@ -82,7 +82,7 @@ void Mlp::backward(const Mat& dy, const Mat& x, const MlpActs& a, Mat& dx) const
   Mat dAct, dFc, dGate, dxGate;
   ops::linearBackward(dy, a.act, proj_w_->value, &dAct, proj_w_->grad, gradOf(proj_b_));  // from y = proj(act)
   switch (kind_) {
-    case Kind::gelu: ops::geluBackward(dAct, a.fc, a.gelu_tanh, dFc); break;
+    case Kind::gelu: ops::geluBackward(dAct, a.fc, dFc); break;
     case Kind::gelu_erf: ops::geluErfBackward(dAct, a.fc, dFc); break;
     case Kind::swiglu: ops::swigluBackward(dAct, a.gate, a.fc, dGate, dFc); break;  // from act = silu(gate) * fc
   }

@@ -43,7 +43,6 @@ class Norm {
 // Activations of one MLP pass: fc = up(x), gate = gate(x) (SwiGLU only), act = f(fc[, gate]).
 struct MlpActs {
   Mat fc, gate, act;
-  Mat gelu_tanh;  // the tanh GELU's tanh u, kept for its backward
 };
 
 class Mlp {

@@ -322,7 +322,7 @@ size_t countActivationBytes(const ModelConfig& c, int B, int T, int withoutMaps)
   // exact below 2^53 bytes and saturates above what any machine holds.
   const double tokens = double(B) * T;
   const double perBlock = tokens * (c.d_model * 6.0 + c.n_heads * double(c.headDim()) * 6 +
-                                    (c.attention_only ? 0 : c.d_ff * (c.mlp == "gelu_erf" ? 2.0 : 3.0)));  // fc, act and the gate or GELU's tanh
+                                    (c.attention_only ? 0 : c.d_ff * (c.mlp == "swiglu" ? 3.0 : 2.0)));
   const double maps = double(B) * c.n_heads * T * T * 2, rows = tokens * c.n_heads * 3;
   const double bytes = 4 * (perBlock * c.n_layers + maps * (c.n_layers - withoutMaps) + rows * withoutMaps +
                             tokens * (c.d_model * 2.0 + c.vocab * 2.0));

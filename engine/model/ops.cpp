@@ -124,31 +124,30 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 // Both run over blocks of kGeluBlock values: tanh stays vectorised (Eigen) and the backward needs
 // no whole-matrix temporaries (each would be a fresh [N, d_ff] allocation per step); blocks are
 // independent, so threads share them when there are several (a decoding step's one row is a
-// single block: waking a second thread for it cost a third of the step). The forward keeps
-// tanh u for the backward, which otherwise computed it again (a third of the pair's time).
+// single block: waking a second thread for it cost a third of the step).
 constexpr Eigen::Index kGeluBlock = 512;
 
-void geluForward(const Mat& x, Mat& y, Mat& tanhU) {
+void geluForward(const Mat& x, Mat& y) {
   y.resize(x.rows(), x.cols());
-  tanhU.resize(x.rows(), x.cols());
   const Eigen::Index n = x.size();
 #pragma omp parallel for schedule(static) if (n > kGeluBlock)
   for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
     const Eigen::Index len = std::min(kGeluBlock, n - start);
     const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len);
-    Eigen::Map<Eigen::ArrayXf> t(tanhU.data() + start, len);
-    t = (kGeluC * (xs + 0.044715f * xs.cube())).tanh();  // t = tanh u, u = c (x + 0.044715 x^3)
-    Eigen::Map<Eigen::ArrayXf>(y.data() + start, len) = 0.5f * xs * (1.0f + t);
+    Eigen::Map<Eigen::ArrayXf>(y.data() + start, len) = 0.5f * xs * (1.0f + (kGeluC * (xs + 0.044715f * xs.cube())).tanh());
   }
 }
 
-void geluBackward(const Mat& dy, const Mat& x, const Mat& tanhU, Mat& dx) {
+void geluBackward(const Mat& dy, const Mat& x, Mat& dx) {
   dx.resize(x.rows(), x.cols());
   const Eigen::Index n = x.size();
 #pragma omp parallel for schedule(static) if (n > kGeluBlock)
   for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
     const Eigen::Index len = std::min(kGeluBlock, n - start);
-    const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len), dys(dy.data() + start, len), t(tanhU.data() + start, len);
+    const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len), dys(dy.data() + start, len);
+    float tanhU[kGeluBlock];
+    Eigen::Map<Eigen::ArrayXf> t(tanhU, len);
+    t = (kGeluC * (xs + 0.044715f * xs.cube())).tanh();  // t = tanh u, u = c (x + 0.044715 x^3)
     // d/dx [0.5 x (1 + tanh u)] = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
     Eigen::Map<Eigen::ArrayXf>(dx.data() + start, len) =
         dys * (0.5f * (1.0f + t) + 0.5f * xs * (1.0f - t.square()) * (kGeluC * (1.0f + 3.0f * 0.044715f * xs.square())));

@@ -21,8 +21,8 @@ void layerNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& mea
                        Mat& db);
 
 // GELU, tanh approximation (as GPT-2).
-void geluForward(const Mat& x, Mat& y, Mat& tanhU);  // tanhU: tanh of GELU's inner u, for the backward
-void geluBackward(const Mat& dy, const Mat& x, const Mat& tanhU, Mat& dx);
+void geluForward(const Mat& x, Mat& y);
+void geluBackward(const Mat& dy, const Mat& x, Mat& dx);
 
 // Mean cross-entropy over rows whose target is not -1; probs gets softmax(logits).
 // Returns the loss and sets `counted` to the number of scored rows.

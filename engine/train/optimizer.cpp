@@ -20,22 +20,15 @@ void AdamW::step(double lr, const std::vector<float>* ratios) {
   const float c2 = static_cast<float>(1.0 - std::pow(config_.beta2, t_));
   const float eps = static_cast<float>(config_.eps), lrf = static_cast<float>(lr);
   auto& all = params_.all();
-  // One pass over each tensor's elements (moments, decay and update together), the tensors
-  // shared among the threads: they are independent.
+  // The tensors are independent: shared among the threads. Decay and update in one expression.
 #pragma omp parallel for schedule(dynamic) if (all.size() > 1 && !inParallelRegion())
   for (size_t i = 0; i < all.size(); ++i) {
     Param& p = *all[i];
     const float lrp = ratios ? lrf * (*ratios)[i] : lrf;
     const float keep = p.decay ? 1.0f - lrp * static_cast<float>(config_.weight_decay) : 1.0f;  // decoupled decay
-    float* value = p.value.data();
-    const float* grad = p.grad.data();
-    float* m = m_[i].data();
-    float* v = v_[i].data();
-    for (Eigen::Index j = 0; j < p.value.size(); ++j) {
-      m[j] = b1 * m[j] + (1 - b1) * grad[j];
-      v[j] = b2 * v[j] + (1 - b2) * grad[j] * grad[j];
-      value[j] = value[j] * keep - lrp * (m[j] / c1) / (std::sqrt(v[j] / c2) + eps);
-    }
+    m_[i] = b1 * m_[i] + (1 - b1) * p.grad;
+    v_[i] = b2 * v_[i] + (1 - b2) * p.grad.cwiseProduct(p.grad);
+    p.value.array() = p.value.array() * keep - lrp * (m_[i].array() / c1) / ((v_[i].array() / c2).sqrt() + eps);
   }
 }
 
