@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/threads.h"
+
 namespace attnlab {
 
 Param& ParamStore::add(const std::string& name, std::vector<int> shape, bool decay) {
@@ -43,7 +45,8 @@ size_t ParamStore::totalElements() const {
 }
 
 void ParamStore::zeroGrad() {
-  for (auto& p : params_) p->grad.setZero(p->value.rows(), p->value.cols());
+#pragma omp parallel for schedule(dynamic) if (params_.size() > 1 && !inParallelRegion())
+  for (size_t i = 0; i < params_.size(); ++i) params_[i]->grad.setZero(params_[i]->value.rows(), params_[i]->value.cols());
 }
 
 void ParamStore::ensureGrads() {

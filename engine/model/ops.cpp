@@ -105,15 +105,24 @@ void layerNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& mea
                        Mat& db) {
   const int N = static_cast<int>(x.rows());
   const float C = static_cast<float>(x.cols());
+  // dw and db sum over the rows: in row order on one thread, so the sums do not depend on threads.
   for (int n = 0; n < N; ++n) {
-    const auto xhat = ((x.row(n).array() - mean[n]) * rstd[n]).eval();
-    const auto dxhat = (dy.row(n).array() * w.row(0).array()).eval();  // from y = xhat * w + b
-    dw.row(0).array() += dy.row(n).array() * xhat;
+    dw.row(0).array() += dy.row(n).array() * ((x.row(n).array() - mean[n]) * rstd[n]);  // from y = xhat * w + b
     if (db.size()) db.row(0).array() += dy.row(n).array();
-    // from xhat = (x - mean) * rstd, with mean and rstd depending on every x of the row
-    const float meanDxhat = dxhat.sum() / C;
-    const float meanDxhatXhat = (dxhat * xhat).sum() / C;
-    dx.row(n).array() += rstd[n] * (dxhat - meanDxhat - xhat * meanDxhatXhat);
+  }
+  // dx: each row on its own (fixed per-thread buffers, no allocation per row).
+#pragma omp parallel if (N >= kMinParallelNormRows && !inParallelRegion())
+  {
+    Eigen::Array<float, 1, Eigen::Dynamic> xhat(x.cols()), dxhat(x.cols());
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      xhat = (x.row(n).array() - mean[n]) * rstd[n];
+      dxhat = dy.row(n).array() * w.row(0).array();  // from y = xhat * w + b
+      // from xhat = (x - mean) * rstd, with mean and rstd depending on every x of the row
+      const float meanDxhat = dxhat.sum() / C;
+      const float meanDxhatXhat = (dxhat * xhat).sum() / C;
+      dx.row(n).array() += rstd[n] * (dxhat - meanDxhat - xhat * meanDxhatXhat);
+    }
   }
 }
 

@@ -150,21 +150,22 @@ TrainPoint Trainer::trainStep() {
   model_->backward(*workspace_);
   // One pass over the gradients: each parameter's squared norm in double, which is not finite
   // exactly when one of its entries is not (a sum of float squares cannot overflow a double).
-  std::vector<double> squaredNorms;
-  for (const auto& p : params.all()) {
-    squaredNorms.push_back(p->grad.cast<double>().squaredNorm());
-    if (!std::isfinite(squaredNorms.back()))
-      throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + p->name +
+  const auto& all = params.all();
+  std::vector<double> squaredNorms(all.size());
+#pragma omp parallel for schedule(dynamic) if (all.size() > 1)
+  for (size_t i = 0; i < all.size(); ++i) squaredNorms[i] = all[i]->grad.cast<double>().squaredNorm();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!std::isfinite(squaredNorms[i]))
+      throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + all[i]->name +
                             " is not finite; weights kept from step " + std::to_string(step_));
-  }
 
   TrainPoint point;
   point.step = stepNumber;
   point.loss = loss;
   for (int l = 0; l < config_.model.n_layers; ++l) {
     double sq = 0;
-    for (size_t i = 0; i < params.all().size(); ++i)
-      if (model_->belongsToLayer(params.all()[i]->name, l)) sq += squaredNorms[i];
+    for (size_t i = 0; i < all.size(); ++i)
+      if (model_->belongsToLayer(all[i]->name, l)) sq += squaredNorms[i];
     point.layer_grad_norm.push_back(std::sqrt(sq));
   }
   point.layer_entropy = model_->layerEntropy(*workspace_);
