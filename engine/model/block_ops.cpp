@@ -15,9 +15,10 @@ void rmsNormForward(const Mat& x, const Mat& w, Mat& y, Vec& rstd, float eps) {
 
 void rmsNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& rstd, Mat& dx, Mat& dw) {
   const float C = static_cast<float>(x.cols());
+  Eigen::Array<float, 1, Eigen::Dynamic> xhat(x.cols()), dxhat(x.cols());  // reused by every row: no allocation per row
   for (Eigen::Index n = 0; n < x.rows(); ++n) {
-    const auto xhat = (x.row(n).array() * rstd[n]).eval();
-    const auto dxhat = (dy.row(n).array() * w.row(0).array()).eval();  // from y = xhat * w
+    xhat = x.row(n).array() * rstd[n];
+    dxhat = dy.row(n).array() * w.row(0).array();  // from y = xhat * w
     dw.row(0).array() += dy.row(n).array() * xhat;
     // from xhat = x * rstd with rstd depending on every x of the row: d rstd / dx = -rstd^3 x / C
     dx.row(n).array() += rstd[n] * (dxhat - xhat * ((dxhat * xhat).sum() / C));
