@@ -57,8 +57,6 @@ class QkEmbeddingView : public QWidget {
   // The picture as drawn now, in device pixels (rendered first if anything changed); null when
   // OpenGL is not available.
   QImage grabFramebuffer();
-  // Why the view cannot draw (no OpenGL 3.2 context); empty when it can.
-  QString unavailableReason() const { return unavailable_; }
 
  signals:
   void hovered(const QString& description);  // empty when the pointer leaves the points
@@ -104,7 +102,7 @@ class QkEmbeddingView : public QWidget {
   std::unique_ptr<QOpenGLFramebufferObject> framebuffer_;
   QImage picture_;
   bool stale_ = true;  // the scene or the size changed since picture_ was rendered
-  QString unavailable_;
+  QString unavailable_;  // why the view cannot draw (no OpenGL 3.2 context), painted instead
 };
 
 }  // namespace attnlab

@@ -42,7 +42,7 @@ class SigmoidAttention : public AttentionVariant {
       auto A = h.map(out.weights);
       const float* gate = h.keyGate(in.key_gate);
       A.setZero();
-      const bool vectorised = !gate && in.precision == ScorePrecision::fp32;
+      const bool vectorised = rowsVectorised(in);
       for (int i = 0; i < in.shape.T; ++i) {
         const float b = rowBias(h.h, i);
         if (vectorised) {  // 1 / (1 + exp(-x)) is 0 or 1 where exp overflows
@@ -86,17 +86,15 @@ class SigmoidAttention : public AttentionVariant {
       if (dGate) std::fill(dGate, dGate + s.T, 0.0f);
       float dBiasHead = 0;
       dS.setZero();
-      if (!gate && in.precision == ScorePrecision::fp32) {  // a = sigmoid(x) itself, unrounded: no recomputation
-        for (int i = 0; i < s.T; ++i) {
+      const bool vectorised = rowsVectorised(in);
+      for (int i = 0; i < s.T; ++i) {
+        if (vectorised) {  // a = sigmoid(x) itself, unrounded: no recomputation
           const auto sig = A.row(i).head(i + 1).array();
           const auto dx = dA.row(i).head(i + 1).array() * sig * (1.0f - sig);  // from a = sigmoid(x)
           dS.row(i).head(i + 1) = (beta_ * dx).matrix();                         // from x = beta s + b
           if (bias_) dBiasHead += dx.sum();
+          continue;
         }
-        if (bias_) dBias[static_cast<size_t>(h.b) * s.H + h.h] = dBiasHead;
-        return;
-      }
-      for (int i = 0; i < s.T; ++i) {
         const float b = rowBias(h.h, i);
         for (int j = 0; j <= i; ++j) {
           const float sig = sigmoid(beta_ * S(i, j) + b);  // fp32 recomputation: straight-through for rounding
@@ -114,6 +112,10 @@ class SigmoidAttention : public AttentionVariant {
   }
 
  private:
+  // Float32 scores without a key gate: whole rows at once, and the backward reads a = sigmoid(x)
+  // from the saved weights (nothing rounded them) instead of recomputing it per element.
+  static bool rowsVectorised(const AttentionInputs& in) { return !in.key_gate && in.precision == ScorePrecision::fp32; }
+
   float rowBias(int head, int row) const {
     return bias_ ? bias_->value(0, head) : -std::log(static_cast<float>(row + 1));
   }

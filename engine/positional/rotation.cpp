@@ -3,18 +3,21 @@
 #include "positional/positional.h"
 
 namespace attnlab {
+namespace {
+// (x0, x1) <- (c x0 - s x1, s x0 + c x1): the pair turned by the angle whose cosine and sine these are.
+inline void turnPair(float* pair, float c, float s) {
+  const float x0 = pair[0], x1 = pair[1];
+  pair[0] = c * x0 - s * x1;
+  pair[1] = s * x0 + c * x1;
+}
+}  // namespace
 
 void rotatePairs(float* x, int rows, int dHead, const float* angles, int pairs, bool inverse) {
   const float sign = inverse ? -1.0f : 1.0f;
   for (int r = 0; r < rows; ++r) {
     float* row = x + static_cast<size_t>(r) * dHead;
     const float* a = angles + static_cast<size_t>(r) * pairs;
-    for (int m = 0; m < pairs; ++m) {
-      const float c = std::cos(a[m]), s = sign * std::sin(a[m]);
-      const float x0 = row[2 * m], x1 = row[2 * m + 1];
-      row[2 * m] = c * x0 - s * x1;
-      row[2 * m + 1] = s * x0 + c * x1;
-    }
+    for (int m = 0; m < pairs; ++m) turnPair(row + 2 * m, std::cos(a[m]), sign * std::sin(a[m]));
   }
 }
 
@@ -23,11 +26,7 @@ void rotatePairsBy(float* x, int rows, int dHead, const float* cosines, const fl
     float* row = x + static_cast<size_t>(r) * dHead;
     const float* c = cosines + static_cast<size_t>(r) * pairs;
     const float* s = sines + static_cast<size_t>(r) * pairs;
-    for (int m = 0; m < pairs; ++m) {
-      const float x0 = row[2 * m], x1 = row[2 * m + 1];
-      row[2 * m] = c[m] * x0 - s[m] * x1;
-      row[2 * m + 1] = s[m] * x0 + c[m] * x1;
-    }
+    for (int m = 0; m < pairs; ++m) turnPair(row + 2 * m, c[m], s[m]);
   }
 }
 

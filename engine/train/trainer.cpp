@@ -152,7 +152,7 @@ TrainPoint Trainer::trainStep() {
   // exactly when one of its entries is not (a sum of float squares cannot overflow a double).
   const auto& all = params.all();
   std::vector<double> squaredNorms(all.size());
-#pragma omp parallel for schedule(dynamic) if (all.size() > 1)
+#pragma omp parallel for schedule(dynamic) if (all.size() > 1 && !inParallelRegion())
   for (size_t i = 0; i < all.size(); ++i) squaredNorms[i] = all[i]->grad.cast<double>().squaredNorm();
   for (size_t i = 0; i < all.size(); ++i)
     if (!std::isfinite(squaredNorms[i]))
