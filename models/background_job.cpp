@@ -1,9 +1,9 @@
 #include "background_job.h"
 
+#include "queued_call.h"
 #include "worker_priority.h"
 
 #include <QCoreApplication>
-#include <QMetaObject>
 #include <QThread>
 #include <exception>
 
@@ -66,7 +66,7 @@ void BackgroundJob::startNext() {
     }
     currentStop = nullptr;
     // Back on the UI thread (the event is dropped if this object is gone by then).
-    QMetaObject::invokeMethod(this, [this, delivery = std::move(delivery), error, generation] {
+    postQueued(this, [this, delivery = std::move(delivery), error, generation] {
       running_ = false;
       const bool latest = generation == generation_;
       if (latest) {
@@ -75,7 +75,7 @@ void BackgroundJob::startNext() {
       }
       if (waiting_) return startNext();
       if (busy_ && !running_) emit busyChanged(busy_ = false);  // the delivery may have started the next job itself
-    }, Qt::QueuedConnection);
+    });
   });
 }
 

@@ -1,9 +1,9 @@
 #include "circuits_model.h"
 
-#include <QMetaObject>
 #include <QPointer>
 
 #include "interpret/passkey_prompts.h"
+#include "queued_call.h"
 #include "tokenizer/tokenizer.h"
 
 namespace attnlab {
@@ -24,9 +24,9 @@ void CircuitsModel::run(std::shared_ptr<const ModelSnapshot> snapshot, PatchingR
     result->layers = model.config().n_layers;
     result->heads = model.config().n_heads;
     result->patching = activationPatching(model, request, [self](int done, int total) {
-      QMetaObject::invokeMethod(self, [self, done, total] {
+      postQueued(self, [self, done, total] {
         if (self) emit self->progress(done, total);
-      }, Qt::QueuedConnection);
+      });
       return !BackgroundJob::stopRequested();
     });
     if (BackgroundJob::stopRequested()) return {};
@@ -73,9 +73,9 @@ void CircuitsModel::runRetrieval(std::shared_ptr<const ModelSnapshot> snapshot, 
     result->k = k;
     const std::vector<Batch> sequences = retrievalSequences(*snapshot, result->sequences);
     result->study = retrievalStudy(*snapshot->model, sequences, k, 1, [self](int done, int total) {
-      QMetaObject::invokeMethod(self, [self, done, total] {
+      postQueued(self, [self, done, total] {
         if (self) emit self->progress(done, total);
-      }, Qt::QueuedConnection);
+      });
       return !BackgroundJob::stopRequested();
     });
     if (BackgroundJob::stopRequested()) return {};

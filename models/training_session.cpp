@@ -11,6 +11,7 @@
 #include "analysis/analysis.h"
 #include "analysis/layer_diagnostics_probe.h"
 #include "io/checkpoint.h"
+#include "queued_call.h"
 #include "step_timer.h"
 #include "train/qk_guard.h"
 #include "train/trainer.h"
@@ -793,7 +794,7 @@ void TrainingSession::publishEnd(Run& r, State how, const QString& error) {
 void TrainingSession::notifyUi(Run& r) {
   if (r.retired) return;  // its mail is never delivered
   if (!r.notificationQueued.exchange(true))
-    QMetaObject::invokeMethod(this, [this, id = r.id] { deliver(id); }, Qt::QueuedConnection);
+    postQueued(this, [this, id = r.id] { deliver(id); });
 }
 
 }  // namespace attnlab
