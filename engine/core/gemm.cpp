@@ -4,11 +4,16 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "core/gemm_kernels.h"
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace attnlab::gemm {
 namespace {
@@ -58,6 +63,30 @@ void packA(const View& A, int i0, int mc, int k0, int kc, int MR, float* out) {
   }
 }
 
+#if defined(__AVX__)
+// dst[r * dstStride + j] = alpha src[j * srcStride + r] for r, j < 8: eight runs of 8 floats,
+// transposed with the usual unpack, shuffle and lane-permute steps (each output a column).
+void transpose8x8(const float* src, size_t srcStride, float alpha, float* dst, size_t dstStride) {
+  const __m256 scale = _mm256_set1_ps(alpha);
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_mul_ps(scale, _mm256_loadu_ps(src + i * srcStride));
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // r_i[0] r_i+1[0] r_i[1] r_i+1[1] | the same at 4, 5
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // at 2, 3 | at 6, 7
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));      // four rows' elements 0 | 4
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));  // 1 | 5
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));  // 2 | 6
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));  // 3 | 7
+  }
+  for (int c = 0; c < 4; ++c) {
+    _mm256_storeu_ps(dst + c * dstStride, _mm256_permute2f128_ps(u[c], u[c + 4], 0x20));
+    _mm256_storeu_ps(dst + (c + 4) * dstStride, _mm256_permute2f128_ps(u[c], u[c + 4], 0x31));
+  }
+}
+#endif
+
 // Rows [k0, k0 + kc) and columns [j0, j0 + nc) of alpha op(B), in NR-column panels: panel p
 // holds out[k * NR + j] = alpha op(B)(k0 + k, j0 + p NR + j), zero past the last column.
 void packB(const View& B, int k0, int kc, int j0, int nc, int NR, float alpha, float* out) {
@@ -74,7 +103,17 @@ void packB(const View& B, int k0, int kc, int j0, int nc, int NR, float alpha, f
       constexpr int kRun = 16;
       for (int k = 0; k < kc; k += kRun) {
         const int run = std::min(kRun, kc - k);
-        for (int j = 0; j < NR; ++j) {
+        int j = 0;
+#if defined(__AVX__)
+        // Whole 8 x 8 blocks transposed in registers (the weights of a short forward, a trace or
+        // a prefill, are packed this way on every call); the rest element by element.
+        if (run == kRun)
+          for (; j + 8 <= cols; j += 8)
+            for (int r = 0; r < kRun; r += 8)
+              transpose8x8(B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k + r, B.stride, alpha,
+                           out + static_cast<size_t>(k + r) * NR + j, NR);
+#endif
+        for (; j < NR; ++j) {
           const float* src = B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k;
           float* dst = out + static_cast<size_t>(k) * NR + j;
           for (int r = 0; r < run; ++r) dst[r * NR] = j < cols ? alpha * src[r] : 0.0f;
