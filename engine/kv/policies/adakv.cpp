@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <limits>
-#include <numeric>
 
 #include "kv/policies/snapkv_scores.h"
 
@@ -33,17 +32,25 @@ class AdaKvPolicy : public SnapKvPolicy {
     const int n = static_cast<int>(score.size());
     const int safe = std::min(n, static_cast<int>(safeguard_ * view.budget));
     if (!view.budgeted || safe <= 0) return;
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + safe, order.end(), [&](int a, int b) {
-      return score[a] != score[b] ? score[a] > score[b] : view.cache.positions[a] > view.cache.positions[b];
+    // The floor is a set: selecting it (linear time) suffices, its order does not matter. Ties go
+    // to the later position, so the set is the same on every run. Score and position sit beside
+    // each index, so comparing two entries reads no other memory.
+    ranked_.resize(n);
+    for (int i = 0; i < n; ++i) ranked_[i] = {score[i], view.cache.positions[i], i};
+    std::nth_element(ranked_.begin(), ranked_.begin() + (safe - 1), ranked_.end(), [](const Entry& a, const Entry& b) {
+      return a.score != b.score ? a.score > b.score : a.position > b.position;
     });
-    for (int r = 0; r < safe; ++r) score[order[r]] = std::numeric_limits<float>::max();  // the head's floor
+    for (int r = 0; r < safe; ++r) score[ranked_[r].index] = std::numeric_limits<float>::max();  // the head's floor
   }
   std::string budgetRule() const override { return "least pooled attention among all of the layer's heads (adaptive per-head budget)"; }
 
  private:
   double safeguard_ = 0.2;
+  struct Entry {
+    float score;
+    int position, index;
+  };
+  std::vector<Entry> ranked_;  // reused from step to step
 };
 
 ATTNLAB_REGISTER(EvictionPolicyRegistry, "adakv",

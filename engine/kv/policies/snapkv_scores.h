@@ -31,10 +31,16 @@ class SnapKvPolicy : public EvictionPolicy {
     const int n = c.size();
     // this query's weights by position (mean over the group's heads, as the cache's `latest`)
     auto& history = observed_[{view.layer, view.kvHead}];
-    history.emplace_back(view.position + 1, 0.0f);
-    for (int i = 0; i < n; ++i) history.back()[c.positions[i]] = c.latest[i];
-    if (static_cast<int>(history.size()) > window_) history.pop_front();
-    std::vector<float> observation(n, 0.0f);
+    std::vector<float> weightsNow;  // the oldest query's buffer, when it leaves the window, is reused
+    if (static_cast<int>(history.size()) >= window_) {
+      weightsNow = std::move(history.front());
+      history.pop_front();
+    }
+    weightsNow.assign(view.position + 1, 0.0f);
+    for (int i = 0; i < n; ++i) weightsNow[c.positions[i]] = c.latest[i];
+    history.push_back(std::move(weightsNow));
+    std::vector<float>& observation = observation_;
+    observation.assign(n, 0.0f);
     for (const auto& weights : history)
       for (int i = 0; i < n; ++i)
         if (c.positions[i] < static_cast<int>(weights.size())) observation[i] += weights[c.positions[i]];
@@ -51,6 +57,7 @@ class SnapKvPolicy : public EvictionPolicy {
  private:
   int window_ = 8, halfKernel_ = 2;
   std::map<std::pair<int, int>, std::deque<std::vector<float>>> observed_;  // per (layer, KV head)
+  std::vector<float> observation_;  // one head's window sums, reused from call to call
 };
 
 }  // namespace attnlab
