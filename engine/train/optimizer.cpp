@@ -47,11 +47,21 @@ bool AdamW::restore(int steps, std::vector<Mat> m, std::vector<Mat> v) {
   return true;
 }
 
-double gradientNorm(const ParamStore& params) {
+std::vector<double> gradientSquaredNorms(const ParamStore& params) {
+  const auto& all = params.all();
+  std::vector<double> squaredNorms(all.size());
+#pragma omp parallel for schedule(dynamic) if (all.size() > 1 && !inParallelRegion())
+  for (size_t i = 0; i < all.size(); ++i) squaredNorms[i] = all[i]->grad.cast<double>().squaredNorm();
+  return squaredNorms;
+}
+
+double gradientNorm(const std::vector<double>& squaredNorms) {
   double sq = 0;
-  for (auto& p : params.all()) sq += p->grad.cast<double>().squaredNorm();
+  for (double s : squaredNorms) sq += s;
   return std::sqrt(sq);
 }
+
+double gradientNorm(const ParamStore& params) { return gradientNorm(gradientSquaredNorms(params)); }
 
 double clipGradients(ParamStore& params, double maxNorm) { return clipGradients(params, maxNorm, gradientNorm(params)); }
 

@@ -27,11 +27,15 @@ class AdamW {
   int t_ = 0;
 };
 
-// Global L2 norm of all gradients.
+// Each parameter's squared gradient norm in double, in params.all()'s order (tensors split over
+// threads). Not finite exactly when one of its entries is not: float squares cannot overflow a double.
+std::vector<double> gradientSquaredNorms(const ParamStore& params);
+// Global L2 norm of all gradients: the squared norms summed in order.
+double gradientNorm(const std::vector<double>& squaredNorms);
 double gradientNorm(const ParamStore& params);
 // Scales every gradient so the global norm is at most maxNorm. Returns the norm before clipping.
 double clipGradients(ParamStore& params, double maxNorm);
-// The same with the norm already known (the trainer sums it while checking the gradients are finite).
+// The same with the norm already known (the trainer has the squared norms from its finiteness check).
 double clipGradients(ParamStore& params, double maxNorm, double norm);
 
 }  // namespace attnlab

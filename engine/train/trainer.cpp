@@ -148,12 +148,9 @@ TrainPoint Trainer::trainStep() {
                           "; weights kept from step " + std::to_string(step_));
   }
   model_->backward(*workspace_);
-  // One pass over the gradients: each parameter's squared norm in double, which is not finite
-  // exactly when one of its entries is not (a sum of float squares cannot overflow a double).
+  // One pass over the gradients serves the finiteness check, the layer norms and the clipping.
   const auto& all = params.all();
-  std::vector<double> squaredNorms(all.size());
-#pragma omp parallel for schedule(dynamic) if (all.size() > 1 && !inParallelRegion())
-  for (size_t i = 0; i < all.size(); ++i) squaredNorms[i] = all[i]->grad.cast<double>().squaredNorm();
+  const std::vector<double> squaredNorms = gradientSquaredNorms(params);
   for (size_t i = 0; i < all.size(); ++i)
     if (!std::isfinite(squaredNorms[i]))
       throw DivergenceError("training diverged at step " + std::to_string(stepNumber) + ": the gradient of " + all[i]->name +
@@ -170,9 +167,7 @@ TrainPoint Trainer::trainStep() {
   }
   point.layer_entropy = model_->layerEntropy(*workspace_);
   point.layer_max_score = layerMaxScores(*workspace_);
-  double total = 0;
-  for (double sq : squaredNorms) total += sq;  // in gradientNorm's order, so the same norm
-  point.grad_norm = clipGradients(params, config_.train.grad_clip, std::sqrt(total));
+  point.grad_norm = clipGradients(params, config_.train.grad_clip, gradientNorm(squaredNorms));
   point.lr = learningRate(step_);
   if (circuitLrActive(config_.train)) {
     const std::vector<float> ratios = circuitLrRatios(params, config_.train, step_);
