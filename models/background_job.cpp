@@ -52,7 +52,7 @@ void BackgroundJob::startNext() {
   running_ = true;
   const quint64 generation = generation_;
   runningStop_ = std::make_shared<std::atomic<bool>>(false);
-  pool_.start([this, work = std::move(work), generation, stop = runningStop_] {
+  pool_.start([this, work = std::move(work), generation, stop = runningStop_]() mutable {
     runBelowTheUi();
     Delivery delivery;
     QString error;
@@ -65,8 +65,11 @@ void BackgroundJob::startNext() {
       error = tr("the computation failed with an unknown error");
     }
     currentStop = nullptr;
+    // The work's captures (often copies of the UI's strings, whose shared buffers Qt counts out of
+    // ThreadSanitizer's sight) are released before the hand-off, so that the hand-off orders them.
+    work = nullptr;
     // Back on the UI thread (the event is dropped if this object is gone by then).
-    postQueued(this, [this, delivery = std::move(delivery), error, generation] {
+    postQueued(this, [this, delivery = std::move(delivery), error = std::move(error), generation] {
       running_ = false;
       const bool latest = generation == generation_;
       if (latest) {

@@ -356,7 +356,7 @@ void TrainingSession::save(const QString& dir, SaveKind kind) {
   if (run_ && run_->thread.joinable()) {
     std::lock_guard lock(run_->mutex);
     if (!run_->workerDone) {
-      run_->saveRequests.push_back({dir, kind});
+      run_->saveRequests.push_back({dir.toStdString(), kind});
       ++run_->savesAwaited;
       run_->wake.notify_all();
       return;
@@ -366,18 +366,18 @@ void TrainingSession::save(const QString& dir, SaveKind kind) {
   // last mail (how it ended) stays in the mailbox for deliver().
   if (run_) joinWorker(*run_);
   const Trainer* trainer = run_ ? run_->trainer.get() : nullptr;
-  SaveResult result{{dir, kind}, 0, {}};
+  SaveResult result{{dir.toStdString(), kind}, 0, {}};
   if (!trainer) {
-    result.error = tr("there is no trained or opened experiment to save");
+    result.error = tr("there is no trained or opened experiment to save").toStdString();
   } else {
     result.step = trainer->stepsDone();
-    result.error = QString::fromStdString(saveCheckpoint(dir.toStdString(), *trainer));
+    result.error = saveCheckpoint(dir.toStdString(), *trainer);
   }
   emitSaves({result});
 }
 
 void TrainingSession::emitSaves(const std::vector<SaveResult>& saves) {
-  for (const SaveResult& s : saves) emit saved(s.request.dir, s.step, s.error, s.request.kind);
+  for (const SaveResult& s : saves) emit saved(QString::fromStdString(s.request.dir), s.step, QString::fromStdString(s.error), s.request.kind);
 }
 
 void TrainingSession::deliver(quint64 runId) {
@@ -409,7 +409,7 @@ void TrainingSession::deliver(quint64 runId) {
 
   if (mail.ended) {
     if (*mail.ended != State::Finished) joinWorker(*run);  // it has ended; a finished worker stays to trace probes and save
-    if (*mail.ended == State::Failed) emit failed(mail.error);
+    if (*mail.ended == State::Failed) emit failed(QString::fromStdString(mail.error));
     if (run != run_) return;
     setState(*mail.ended);
   }
@@ -658,9 +658,9 @@ void TrainingSession::saveRequested(Run& r, const Trainer* trainer) {
   std::vector<SaveResult> results;
   for (const SaveRequest& request : requests) {
     SaveResult result{request, trainer ? trainer->stepsDone() : 0, {}};
-    result.error = trainer         ? QString::fromStdString(saveCheckpoint(request.dir.toStdString(), *trainer))
-                   : r.openedModel ? tr("an opened model is not saved as an experiment (attnlab-cli export-hf writes its folder)")
-                                   : tr("the experiment could not be built, so there is nothing to save");
+    result.error = trainer         ? saveCheckpoint(request.dir, *trainer)
+                   : r.openedModel ? tr("an opened model is not saved as an experiment (attnlab-cli export-hf writes its folder)").toStdString()
+                                   : tr("the experiment could not be built, so there is nothing to save").toStdString();
     results.push_back(std::move(result));
   }
   {
@@ -786,7 +786,7 @@ void TrainingSession::publishEnd(Run& r, State how, const QString& error) {
   {
     std::lock_guard lock(r.mutex);
     r.mailbox.ended = how;
-    r.mailbox.error = error;
+    r.mailbox.error = error.toStdString();
   }
   notifyUi(r);
 }

@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "experiment/experiment_config.h"
@@ -123,14 +124,17 @@ class TrainingSession : public QObject {
   void saved(const QString& dir, int step, const QString& error, attnlab::TrainingSession::SaveKind kind);
 
  private:
+  // The folder crosses to the worker as a plain string: a QString would share its buffer with the
+  // caller's copies, whose reference count Qt's uninstrumented library updates out of
+  // ThreadSanitizer's sight.
   struct SaveRequest {
-    QString dir;
+    std::string dir;
     SaveKind kind = SaveKind::User;
   };
   struct SaveResult {
     SaveRequest request;
     int step = 0;
-    QString error;
+    std::string error;
   };
   // Everything the worker hands over, guarded by the run's mutex.
   struct Mailbox {
@@ -141,7 +145,7 @@ class TrainingSession : public QObject {
     std::vector<SaveResult> saves;
     std::optional<int> pausedAt;
     std::optional<State> ended;  // Finished, Stopped or Failed once training is over
-    QString error;
+    std::string error;           // plain, like SaveRequest's folder
   };
   // What the UI asked the probe to become: tokens, or a draw from the task when empty.
   struct ProbeRequest {
