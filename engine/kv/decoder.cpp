@@ -53,6 +53,7 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   if (policy_->isDenseReference() && (budget_.kind != Budget::Kind::unlimited || matched))
     throw std::invalid_argument("eviction policy '" + policyName_ + "' keeps every entry and takes no budget");
   caches_.resize(L);
+  filtersInputs_.resize(L);
   states_.resize(L);
   angleSums_.resize(L);
   previousQ_.resize(L);
@@ -60,6 +61,8 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
   for (int l = 0; l < L; ++l) {
     const AttentionVariant& variant = model.attentionLayer(l).variant();
     caches_[l] = variant.cachesKeysAndValues();
+    std::vector<float> noQ, noK;  // asked with nothing to filter, a variant says whether it filters
+    filtersInputs_[l] = variant.filterDecodeInputs(noQ, noK, {}, {});
     if (caches_[l] && model.attentionLayer(l).latentDim() > 0) {
       std::vector<float> q, k;  // keys expanded from latents are never filtered ones
       if (!policy_->isDenseReference())
@@ -112,15 +115,17 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
     throw std::invalid_argument("eviction policy '" + policyName_ + "' needs a budget or matched counts");
   token_ = token;
   model_.decodeToken(token, position_, [this](int l, const Mat& x, const Mat& h, Mat& y) { attend(l, x, h, y); }, logits_);
-  record_ = {};
   record_.position = position_;
   record_.token = token;
+  record_.bytes = record_.stateBytes = 0;
+  recordedHeads_ = 0;
   for (int l = 0; l < cache_.layers(); ++l) {
     if (caches_[l]) {
       if (!model_.attentionLayer(l).readsSharedKv()) evict(l, exactCounts);  // a reader holds no entries of its own
     } else
       for (const auto& s : states_[l]) record_.stateBytes += s->bytes();
   }
+  record_.heads.resize(recordedHeads_);
   ++position_;
   return logits_;
 }
@@ -128,15 +133,15 @@ const Mat& Decoder::step(int token, const std::vector<int>* exactCounts) {
 void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
   const AttentionLayer& layer = model_.attentionLayer(l);
   layer.decodeToken(x, h, token_, position_, angleSums_[l], piece_);
-  {  // a variant that scores filtered q, k (momentum) filters this token's from the previous one's
+  if (filtersInputs_[l]) {  // a variant that scores filtered q, k (momentum) filters this token's from the previous one's
     std::vector<float> q = piece_.q, k = piece_.k;
-    if (layer.variant().filterDecodeInputs(piece_.q, piece_.k, previousQ_[l], previousK_[l])) {
-      previousQ_[l].swap(q);
-      previousK_[l].swap(k);
-    }
+    layer.variant().filterDecodeInputs(piece_.q, piece_.k, previousQ_[l], previousK_[l]);
+    previousQ_[l].swap(q);
+    previousK_[l].swap(k);
   }
   const DecodeToken& t = piece_;
-  Mat oHeads = Mat::Zero(1, static_cast<Eigen::Index>(H_) * dHead_);
+  Mat& oHeads = heads_;
+  oHeads.setZero(1, static_cast<Eigen::Index>(H_) * dHead_);
   // key gate of this token for query head hd: g_hd * p (each factor 1 when absent), as forward builds it
   auto keyGate = [&](int hd) { return (t.retention.empty() ? 1.0f : t.retention[hd]) * t.presence; };
   if (!caches_[l]) {  // a recurrent state: add this token to each head's state, then read it
@@ -159,7 +164,8 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
   // cross-layer KV: a reader attends over its source layer's entries (this token's included, the
   // source ran first), adds none and leaves the attention statistics to the source's own queries
   const bool reader = layer.readsSharedKv();
-  std::vector<float> groupGate(group_), bias, w;  // w: this step's [group, n] weights of the KV head's query heads
+  std::vector<float>&groupGate = groupGate_, &bias = bias_, &w = weights_;  // w: this step's [group, n] weights of the KV head's query heads
+  groupGate.resize(group_);
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(layer.kvSource(), kvh);
     for (int g = 0; g < group_; ++g) groupGate[g] = keyGate(kvh * group_ + g);
@@ -204,6 +210,13 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
 }
 
 void Decoder::evict(int l, const std::vector<int>* exactCounts) {
+  if (policy_->isDenseReference()) {  // keeps every entry (the constructor refused it a budget): nothing to score
+    for (int kvh = 0; kvh < Hkv_; ++kvh) {
+      HeadOccupancy& occ = recordOccupancy(l, kvh);
+      occ.liveAs.assign(occ.live.size(), policy_->scoredAs());
+    }
+    return;
+  }
   const int seen = position_ + 1;
   const bool budgeted = exactCounts || budget_.kind != Budget::Kind::unlimited;
   std::vector<HeadView> views;
@@ -217,19 +230,30 @@ void Decoder::evict(int l, const std::vector<int>* exactCounts) {
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(l, kvh);
     const KeepDecision& d = decisions[kvh];
-    HeadOccupancy occ;
-    occ.layer = l;
-    occ.kvHead = kvh;
+    std::vector<Eviction> evicted;
+    std::vector<KeptAs> liveAs;
     for (int i = 0; i < hc.size(); ++i)
-      if (!d.keep[i]) occ.evicted.push_back({hc.positions[i], policyName_ + ": " + (d.dropped[i] ? policy_->dropRule() : policy_->budgetRule())});
+      if (!d.keep[i]) evicted.push_back({hc.positions[i], policyName_ + ": " + (d.dropped[i] ? policy_->dropRule() : policy_->budgetRule())});
     for (int i = 0; i < hc.size(); ++i)
-      if (d.keep[i]) occ.liveAs.push_back(d.protect[i] ? policy_->protectedAs() : policy_->scoredAs());
-    if (!occ.evicted.empty()) hc.compact(d.keep);
-    occ.live = hc.positions;
-    occ.bytes = cache_.bytes(l, kvh);
-    record_.bytes += occ.bytes;
-    record_.heads.push_back(std::move(occ));
+      if (d.keep[i]) liveAs.push_back(d.protect[i] ? policy_->protectedAs() : policy_->scoredAs());
+    if (!evicted.empty()) hc.compact(d.keep);
+    HeadOccupancy& occ = recordOccupancy(l, kvh);
+    occ.evicted = std::move(evicted);
+    occ.liveAs = std::move(liveAs);
   }
+}
+
+HeadOccupancy& Decoder::recordOccupancy(int l, int kvh) {
+  if (recordedHeads_ == record_.heads.size()) record_.heads.emplace_back();
+  HeadOccupancy& occ = record_.heads[recordedHeads_++];  // last step's entry for this head: its storage is reused
+  const HeadCache& hc = cache_.head(l, kvh);
+  occ.layer = l;
+  occ.kvHead = kvh;
+  occ.evicted.clear();
+  occ.live.assign(hc.positions.begin(), hc.positions.end());
+  occ.bytes = cache_.bytes(l, kvh);
+  record_.bytes += occ.bytes;
+  return occ;
 }
 
 }  // namespace attnlab

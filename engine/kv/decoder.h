@@ -39,6 +39,9 @@ class Decoder {
  private:
   void attend(int layer, const Mat& x, const Mat& h, Mat& y);
   void evict(int layer, const std::vector<int>* exactCounts);
+  // The next entry of this step's record, for KV head kvh of layer l after its eviction: what it
+  // holds and its bytes (the caller says why each stays and what left).
+  HeadOccupancy& recordOccupancy(int l, int kvh);
 
   const Model& model_;
   std::unique_ptr<EvictionPolicy> policy_;
@@ -46,6 +49,7 @@ class Decoder {
   Budget budget_;
   int H_, Hkv_, dHead_, group_;
   std::vector<char> caches_;
+  std::vector<char> filtersInputs_;  // [layer] the variant filters q, k against the previous token's (momentum)
   KvCache cache_;
   std::vector<std::vector<std::unique_ptr<RecurrentState>>> states_;  // [layer][query head], layers without a KV cache
   std::vector<std::vector<double>> angleSums_;              // [layer] running angles of accumulating rotations
@@ -54,8 +58,12 @@ class Decoder {
   DecodeToken piece_;
   std::vector<float> keyScratch_, valueScratch_;  // decoded rows of quantised caches, or keys and values expanded from latents
   std::vector<float> latentScratch_;              // decoded latents of a quantised latent cache
+  // Buffers every step refills, kept so that a step allocates nothing once the cache stops growing.
+  Mat heads_;                                       // [1, H*d_head] the attention output of each query head
+  std::vector<float> groupGate_, bias_, weights_;   // one KV head's key gates, score biases and [group, n] weights
   Mat logits_;
   StepRecord record_;
+  size_t recordedHeads_ = 0;  // entries of record_.heads this step has filled (the rest are last step's, reused)
 };
 
 }  // namespace attnlab
