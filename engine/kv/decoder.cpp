@@ -64,17 +64,15 @@ Decoder::Decoder(const Model& model, std::unique_ptr<EvictionPolicy> policy, con
     std::vector<float> noQ, noK;  // asked with nothing to filter, a variant says whether it filters
     filtersInputs_[l] = variant.filterDecodeInputs(noQ, noK, {}, {});
     if (caches_[l] && model.attentionLayer(l).latentDim() > 0) {
-      std::vector<float> q, k;  // keys expanded from latents are never filtered ones
       if (!policy_->isDenseReference())
         throw std::invalid_argument("latent KV holds one latent per token for all heads of a layer: eviction policy '" +
                                     policyName_ + "' evicts per head, so only the dense reference decodes it");
-      if (variant.filterDecodeInputs(q, k, {}, {}))
+      if (filtersInputs_[l])  // keys expanded from latents are never filtered ones
         throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) +
                                     "' filters its keys while decoding, which keys expanded from cached latents cannot be");
     }
     if (caches_[l] && model.attentionLayer(l).readsSharedKv()) {
-      std::vector<float> q, k;  // a reader's queries would be filtered against keys it never computes
-      if (variant.filterDecodeInputs(q, k, {}, {}))
+      if (filtersInputs_[l])  // a reader's queries would be filtered against keys it never computes
         throw std::invalid_argument("attention variant '" + model.config().attentionOf(l) +
                                     "' filters its keys while decoding, which a layer reading another layer's cached keys cannot do");
     }
@@ -140,17 +138,16 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
     previousK_[l].swap(k);
   }
   const DecodeToken& t = piece_;
-  Mat& oHeads = heads_;
-  oHeads.setZero(1, static_cast<Eigen::Index>(H_) * dHead_);
+  heads_.setZero(1, static_cast<Eigen::Index>(H_) * dHead_);
   // key gate of this token for query head hd: g_hd * p (each factor 1 when absent), as forward builds it
   auto keyGate = [&](int hd) { return (t.retention.empty() ? 1.0f : t.retention[hd]) * t.presence; };
   if (!caches_[l]) {  // a recurrent state: add this token to each head's state, then read it
     for (int hd = 0; hd < H_; ++hd) {
       const size_t kv = static_cast<size_t>(hd / group_) * dHead_;
       states_[l][hd]->step(t.q.data() + static_cast<size_t>(hd) * dHead_, t.k.data() + kv, t.v.data() + kv,
-                          oHeads.data() + static_cast<size_t>(hd) * dHead_, layer.hasKeyGate() ? keyGate(hd) : 1.0f);
+                          heads_.data() + static_cast<size_t>(hd) * dHead_, layer.hasKeyGate() ? keyGate(hd) : 1.0f);
     }
-    layer.decodeOutput(x, t, oHeads, y);
+    layer.decodeOutput(x, t, heads_, y);
     return;
   }
   const PositionalEncoding& positional = layer.positional();
@@ -164,32 +161,31 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
   // cross-layer KV: a reader attends over its source layer's entries (this token's included, the
   // source ran first), adds none and leaves the attention statistics to the source's own queries
   const bool reader = layer.readsSharedKv();
-  std::vector<float>&groupGate = groupGate_, &bias = bias_, &w = weights_;  // w: this step's [group, n] weights of the KV head's query heads
-  groupGate.resize(group_);
+  groupGate_.resize(group_);
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(layer.kvSource(), kvh);
-    for (int g = 0; g < group_; ++g) groupGate[g] = keyGate(kvh * group_ + g);
+    for (int g = 0; g < group_; ++g) groupGate_[g] = keyGate(kvh * group_ + g);
     if (!reader)
       hc.append(t.k.data() + static_cast<size_t>(kvh) * dHead_, t.v.data() + static_cast<size_t>(kvh) * dHead_, position_,
               t.retention.empty() ? nullptr : t.retention.data() + static_cast<size_t>(kvh) * group_,
-              layer.hasKeyGate() ? groupGate.data() : nullptr);
+              layer.hasKeyGate() ? groupGate_.data() : nullptr);
     const int n = hc.size();
     const float* keys = latent ? headColumns(expandedKeys, kvh, dHead_, keyScratch_) : hc.readKeys(keyScratch_);
     const float* values = latent ? headColumns(expandedValues, kvh, dHead_, valueScratch_)
                                  : hc.valuesAreKeys ? keys : hc.readValues(valueScratch_);
-    w.assign(static_cast<size_t>(group_) * n, 0.0f);
+    weights_.assign(static_cast<size_t>(group_) * n, 0.0f);
     for (int g = 0; g < group_; ++g) {
       const int hd = kvh * group_ + g;
       if (positional.scoreBias()) {
-        bias.assign(n, 0.0f);
-        positional.addScoreBias(hd, H_, &position_, 1, hc.positions.data(), n, bias.data());
+        bias_.assign(n, 0.0f);
+        positional.addScoreBias(hd, H_, &position_, 1, hc.positions.data(), n, bias_.data());
       }
       DecodeRowInputs in;
       in.q = t.q.data() + static_cast<size_t>(hd) * dHead_;
       in.k = keys;
       in.v = values;
       in.key_positions = hc.positions.data();
-      in.bias = positional.scoreBias() ? bias.data() : nullptr;
+      in.bias = positional.scoreBias() ? bias_.data() : nullptr;
       in.key_gate = hc.keyGateOf(g);
       in.n = n;
       in.dHead = dHead_;
@@ -197,16 +193,16 @@ void Decoder::attend(int l, const Mat& x, const Mat& h, Mat& y) {
       in.query_position = position_;
       in.scale = layer.scoreScale();
       in.precision = layer.precision();
-      layer.variant().decodeRow(in, oHeads.data() + static_cast<size_t>(hd) * dHead_, w.data() + static_cast<size_t>(g) * n);
+      layer.variant().decodeRow(in, heads_.data() + static_cast<size_t>(hd) * dHead_, weights_.data() + static_cast<size_t>(g) * n);
     }
     for (int i = 0; i < n && !reader; ++i) {  // statistics the attention-based policies read
       float sum = 0;
-      for (int g = 0; g < group_; ++g) sum += w[static_cast<size_t>(g) * n + i];
+      for (int g = 0; g < group_; ++g) sum += weights_[static_cast<size_t>(g) * n + i];
       hc.accumulated[i] += sum;
       hc.latest[i] = sum / group_;
     }
   }
-  layer.decodeOutput(x, t, oHeads, y);
+  layer.decodeOutput(x, t, heads_, y);
 }
 
 void Decoder::evict(int l, const std::vector<int>* exactCounts) {
