@@ -16,7 +16,8 @@ struct Shape {
   bool ta, tb;  // op(A) = A^T, op(B) = B^T
 };
 
-// Rows are one thread's share at 1 thread; attention blocks are the causal 32-row blocks.
+// Rows are one thread's share at 1 thread; attention blocks are the causal 32-row blocks of a
+// pass with maps and the 64 x 64 tiles of training's attention without maps.
 const Shape kShapes[] = {
     {"default: q/k/v/o forward x W^T", 2048, 128, 128, false, true},
     {"default: fc forward x W^T", 2048, 512, 128, false, true},
@@ -25,6 +26,9 @@ const Shape kShapes[] = {
     {"default: attention scores Q K^T (32-row block)", 32, 128, 32, false, true},
     {"default: attention values A V (32-row block)", 32, 32, 128, false, false},
     {"default: attention dV += A^T dO", 128, 32, 32, true, false},
+    {"default: tiled attention scores Q K^T (64 x 64 block)", 64, 64, 32, false, true},
+    {"default: tiled attention values S V (64 x 64 block)", 64, 32, 64, false, false},
+    {"default: tiled attention dK += dS^T Q (64 x 64 block)", 64, 32, 64, true, false},
     {"larger: fc forward x W^T", 4096, 1024, 256, false, true},
     {"larger: fc backward dW += dy^T x", 1024, 256, 4096, true, false},
     {"gpt2 prefill: qkv x W^T", 512, 2304, 768, false, true},

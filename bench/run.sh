@@ -83,11 +83,23 @@ if [ "$peer" = 1 ] && ! "$root/scripts/install_torch.sh"; then
   peer=0
 fi
 
+# --- the peer's OpenBLAS kernels ---
+# The environment of the machines this was measured on sets OPENBLAS_CORETYPE=Haswell and
+# OPENBLAS_L2_SIZE=512, which hold OpenBLAS to its AVX2 kernels on an AVX-512 processor: on
+# 2026-12-07's EPYC its sgemm ran at 89-95 GFLOP/s per core at the default workload's shapes that
+# way, and at 165-198 with the kernels it picks itself (Cooperlake there). The peer runs with
+# OpenBLAS's own choice; PEER_OPENBLAS_CORETYPE forces one.
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+if [ -n "${PEER_OPENBLAS_CORETYPE:-}" ]; then export OPENBLAS_CORETYPE="$PEER_OPENBLAS_CORETYPE"; fi
+openblas_core() {
+  "$python" -c 'import ctypes; b = ctypes.CDLL("libopenblas.so.0"); b.openblas_get_corename.restype = ctypes.c_char_p; print(b.openblas_get_corename().decode())' 2>/dev/null
+}
+
 # --- the machine, as the README table records it ---
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(lscpu | sed -n 's/^L2 cache: *//p') L2," \
      "$(lscpu | sed -n 's/^L3 cache: *//p') L3, $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
-[ "$peer" = 1 ] && echo "peer: PyTorch $("$python" -c 'import torch; print(torch.__version__)') with OpenBLAS (pthread)"
+[ "$peer" = 1 ] && echo "peer: PyTorch $("$python" -c 'import torch; print(torch.__version__)') with OpenBLAS (pthread, $(openblas_core) kernels)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); OMP_WAIT_POLICY=$OMP_WAIT_POLICY for both sides"
 echo "repetitions: $reps per side; training steps per repetition: $steps (larger: $(( steps / 3 > 2 ? steps / 3 : 2 ))), after 2 warm-up steps (larger: 1)"
 

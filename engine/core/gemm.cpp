@@ -47,18 +47,27 @@ thread_local Scratch packedA, packedB;
 // Rows [i0, i0 + mc) and columns [k0, k0 + kc) of op(A), in MR-row panels: panel p holds
 // out[k * MR + i] = op(A)(i0 + p MR + i, k0 + k), zero past the last row.
 void packA(const View& A, int i0, int mc, int k0, int kc, int MR, float* out) {
+  if (A.transposed) {  // op(A)(i, k) = A(k, i): each stored row k holds a run of i
+    // Stored row by stored row, each read once from left to right into every panel: panel by
+    // panel, each row was fetched in MR-float pieces far apart in time (packing was memory-bound).
+    for (int k = 0; k < kc; ++k) {
+      const float* src = A.data + static_cast<size_t>(k0 + k) * A.stride + i0;
+      for (int ip = 0; ip < mc; ip += MR) {
+        float* dst = out + static_cast<size_t>(ip) * kc + static_cast<size_t>(k) * MR;
+        const int rows = std::min(MR, mc - ip);
+        if (rows == MR)
+          for (int i = 0; i < MR; ++i) dst[i] = src[ip + i];
+        else
+          for (int i = 0; i < MR; ++i) dst[i] = i < rows ? src[ip + i] : 0.0f;
+      }
+    }
+    return;
+  }
   for (int ip = 0; ip < mc; ip += MR, out += static_cast<size_t>(MR) * kc) {
     const int rows = std::min(MR, mc - ip);
-    if (!A.transposed) {
-      for (int i = 0; i < MR; ++i) {
-        const float* src = A.data + static_cast<size_t>(i0 + ip + i) * A.stride + k0;
-        for (int k = 0; k < kc; ++k) out[k * MR + i] = i < rows ? src[k] : 0.0f;
-      }
-    } else {  // op(A)(i, k) = A(k, i): each stored row k holds a run of i
-      for (int k = 0; k < kc; ++k) {
-        const float* src = A.data + static_cast<size_t>(k0 + k) * A.stride + i0 + ip;
-        for (int i = 0; i < MR; ++i) out[k * MR + i] = i < rows ? src[i] : 0.0f;
-      }
+    for (int i = 0; i < MR; ++i) {
+      const float* src = A.data + static_cast<size_t>(i0 + ip + i) * A.stride + k0;
+      for (int k = 0; k < kc; ++k) out[k * MR + i] = i < rows ? src[k] : 0.0f;
     }
   }
 }
@@ -90,34 +99,42 @@ void transpose8x8(const float* src, size_t srcStride, float alpha, float* dst, s
 // Rows [k0, k0 + kc) and columns [j0, j0 + nc) of alpha op(B), in NR-column panels: panel p
 // holds out[k * NR + j] = alpha op(B)(k0 + k, j0 + p NR + j), zero past the last column.
 void packB(const View& B, int k0, int kc, int j0, int nc, int NR, float alpha, float* out) {
+  if (!B.transposed) {  // row by row into every panel, as packA's transposed case (the same reason)
+    for (int k = 0; k < kc; ++k) {
+      const float* src = B.data + static_cast<size_t>(k0 + k) * B.stride + j0;
+      for (int jp = 0; jp < nc; jp += NR) {
+        float* dst = out + static_cast<size_t>(jp) * kc + static_cast<size_t>(k) * NR;
+        const int cols = std::min(NR, nc - jp);
+        if (cols == NR)
+          for (int j = 0; j < NR; ++j) dst[j] = alpha * src[jp + j];
+        else
+          for (int j = 0; j < NR; ++j) dst[j] = j < cols ? alpha * src[jp + j] : 0.0f;
+      }
+    }
+    return;
+  }
+  // op(B)(k, j) = B(j, k): each stored row j holds a run of k.
   for (int jp = 0; jp < nc; jp += NR, out += static_cast<size_t>(NR) * kc) {
     const int cols = std::min(NR, nc - jp);
-    if (!B.transposed) {
-      for (int k = 0; k < kc; ++k) {
-        const float* src = B.data + static_cast<size_t>(k0 + k) * B.stride + j0 + jp;
-        for (int j = 0; j < NR; ++j) out[k * NR + j] = j < cols ? alpha * src[j] : 0.0f;
-      }
-    } else {  // op(B)(k, j) = B(j, k): each stored row j holds a run of k
-      // In runs of 16 k: the panel (kc x NR floats, up to 32 KiB) would not stay in L1 if each j
-      // wrote down all of it, while 16 rows of it (2 KiB) do.
-      constexpr int kRun = 16;
-      for (int k = 0; k < kc; k += kRun) {
-        const int run = std::min(kRun, kc - k);
-        int j = 0;
+    // In runs of 16 k: the panel (kc x NR floats, up to 32 KiB) would not stay in L1 if each j
+    // wrote down all of it, while 16 rows of it (2 KiB) do.
+    constexpr int kRun = 16;
+    for (int k = 0; k < kc; k += kRun) {
+      const int run = std::min(kRun, kc - k);
+      int j = 0;
 #if defined(__AVX__)
-        // Whole 8 x 8 blocks transposed in registers (the weights of a short forward, a trace or
-        // a prefill, are packed this way on every call); the rest element by element.
-        if (run == kRun)
-          for (; j + 8 <= cols; j += 8)
-            for (int r = 0; r < kRun; r += 8)
-              transpose8x8(B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k + r, B.stride, alpha,
-                           out + static_cast<size_t>(k + r) * NR + j, NR);
+      // Whole 8 x 8 blocks transposed in registers (the weights of a short forward, a trace or
+      // a prefill, are packed this way on every call); the rest element by element.
+      if (run == kRun)
+        for (; j + 8 <= cols; j += 8)
+          for (int r = 0; r < kRun; r += 8)
+            transpose8x8(B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k + r, B.stride, alpha,
+                         out + static_cast<size_t>(k + r) * NR + j, NR);
 #endif
-        for (; j < NR; ++j) {
-          const float* src = B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k;
-          float* dst = out + static_cast<size_t>(k) * NR + j;
-          for (int r = 0; r < run; ++r) dst[r * NR] = j < cols ? alpha * src[r] : 0.0f;
-        }
+      for (; j < NR; ++j) {
+        const float* src = B.data + static_cast<size_t>(j0 + jp + j) * B.stride + k0 + k;
+        float* dst = out + static_cast<size_t>(k) * NR + j;
+        for (int r = 0; r < run; ++r) dst[r * NR] = j < cols ? alpha * src[r] : 0.0f;
       }
     }
   }
