@@ -20,6 +20,8 @@ import time
 
 import torch
 
+from peer_heap import keep_freed_blocks_for_reuse
+
 SMALL = {"vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024}
 TINY = {"vocab_size": 500, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 1024}
 
@@ -102,16 +104,9 @@ class Gpt2:
         return x @ W["wte.weight"].T
 
 
-def keep_freed_blocks_for_reuse():
-    import ctypes
-    libc, M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = ctypes.CDLL("libc.so.6"), -1, -3
-    if not (libc.mallopt(M_MMAP_THRESHOLD, 256 << 20) == 1 and libc.mallopt(M_TRIM_THRESHOLD, 256 << 20) == 1):
-        sys.exit("hf_gpt2_peer.py: this C library refused the heap settings")
-
-
 def run(folder, threads, prefill, decode, passes, heap_reuse):
     if heap_reuse:
-        keep_freed_blocks_for_reuse()
+        keep_freed_blocks_for_reuse("hf_gpt2_peer.py")
     torch.set_num_threads(threads)
     cfg, W = load(folder)
     model = Gpt2(cfg, W)

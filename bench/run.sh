@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks this engine beside a PyTorch implementation of the same model (bench/torch_peer.py),
-# in one run on this machine at the same thread counts, and prints both figures and their ratio
+# Benchmarks this engine beside a PyTorch implementation of the same model (bench/torch_peer.py,
+# run twice: as shipped, and with the heap settings attnlab runs with), in one run on this machine
+# at the same thread counts, and prints both figures and their ratio against the stronger peer
 # as a Markdown table. Not part of the test suite. See "Performance" in README.md.
 set -euo pipefail
 
@@ -113,9 +114,11 @@ for w in $workloads; do
     for r in $(seq 1 "$reps"); do
       echo "  $w, $t thread(s), repetition $r/$reps" >&2
       ours() { "$bench" --workload "$w" --threads "$t" --steps "$n" --warmup "$warm" --traces "$traces" >>"$out"; }
-      theirs() {
-        OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/torch_peer.py" \
-          --workload "$workload_json" --threads "$t" --steps "$n" --warmup "$warm" --traces "$traces" >>"$out"
+      theirs() {  # PyTorch as shipped, then with attnlab's heap settings (bench/peer_heap.py)
+        for heap in "" --heap-reuse; do
+          OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$python" "$root/bench/torch_peer.py" \
+            --workload "$workload_json" --threads "$t" --steps "$n" --warmup "$warm" --traces "$traces" $heap >>"$out"
+        done
       }
       # alternate who goes first so a drift in the machine's load hits both sides alike
       if [ "$peer" = 0 ]; then ours

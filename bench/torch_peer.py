@@ -23,6 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from peer_heap import keep_freed_blocks_for_reuse
+
 
 class Attention(nn.Module):
     def __init__(self, w):
@@ -124,7 +126,10 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--traces", type=int, default=20)
+    ap.add_argument("--heap-reuse", action="store_true", help="keep freed blocks in the heap, as attnlab does (peer_heap.py)")
     args = ap.parse_args()
+    if args.heap_reuse:
+        keep_freed_blocks_for_reuse("torch_peer.py")
     w = json.loads(args.workload)
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
@@ -155,7 +160,7 @@ def main():
             tokens_per_second.append(B * T / seconds)
             tokens_per_cpu_second.append(B * T / cpu)
 
-    result = {"side": "pytorch", "workload": w["name"], "threads": args.threads, "steps": args.steps,
+    result = {"side": "pytorch, heap reuse" if args.heap_reuse else "pytorch", "workload": w["name"], "threads": args.threads, "steps": args.steps,
               "tokens_per_second": spread(tokens_per_second),
               "tokens_per_cpu_second": spread(tokens_per_cpu_second),
               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
