@@ -44,25 +44,30 @@ class Scratch {
 };
 thread_local Scratch packedA, packedB;
 
+// Stored rows [r0, r0 + count) of a row-major matrix, columns [c0, c0 + width) of each, times
+// `scale`, into panels of `panel` columns: panel p holds out[k * panel + j] = scale M(r0 + k,
+// c0 + p panel + j), zero past `width`. Stored row by stored row, each read once from left to
+// right into every panel: panel by panel, each row was fetched in pieces far apart in time, and
+// the packing stalled on memory.
+void packRowsIntoPanels(const View& M, int r0, int count, int c0, int width, int panel, float scale, float* out) {
+  for (int k = 0; k < count; ++k) {
+    const float* src = M.data + static_cast<size_t>(r0 + k) * M.stride + c0;
+    for (int p0 = 0; p0 < width; p0 += panel) {
+      float* dst = out + static_cast<size_t>(p0) * count + static_cast<size_t>(k) * panel;
+      const int n = std::min(panel, width - p0);
+      if (n == panel)
+        for (int j = 0; j < panel; ++j) dst[j] = scale * src[p0 + j];
+      else
+        for (int j = 0; j < panel; ++j) dst[j] = j < n ? scale * src[p0 + j] : 0.0f;
+    }
+  }
+}
+
 // Rows [i0, i0 + mc) and columns [k0, k0 + kc) of op(A), in MR-row panels: panel p holds
 // out[k * MR + i] = op(A)(i0 + p MR + i, k0 + k), zero past the last row.
 void packA(const View& A, int i0, int mc, int k0, int kc, int MR, float* out) {
-  if (A.transposed) {  // op(A)(i, k) = A(k, i): each stored row k holds a run of i
-    // Stored row by stored row, each read once from left to right into every panel: panel by
-    // panel, each row was fetched in MR-float pieces far apart in time (packing was memory-bound).
-    for (int k = 0; k < kc; ++k) {
-      const float* src = A.data + static_cast<size_t>(k0 + k) * A.stride + i0;
-      for (int ip = 0; ip < mc; ip += MR) {
-        float* dst = out + static_cast<size_t>(ip) * kc + static_cast<size_t>(k) * MR;
-        const int rows = std::min(MR, mc - ip);
-        if (rows == MR)
-          for (int i = 0; i < MR; ++i) dst[i] = src[ip + i];
-        else
-          for (int i = 0; i < MR; ++i) dst[i] = i < rows ? src[ip + i] : 0.0f;
-      }
-    }
-    return;
-  }
+  // op(A)(i, k) = A(k, i): each stored row k holds a run of i
+  if (A.transposed) return packRowsIntoPanels(A, k0, kc, i0, mc, MR, 1.0f, out);
   for (int ip = 0; ip < mc; ip += MR, out += static_cast<size_t>(MR) * kc) {
     const int rows = std::min(MR, mc - ip);
     for (int i = 0; i < MR; ++i) {
@@ -99,20 +104,7 @@ void transpose8x8(const float* src, size_t srcStride, float alpha, float* dst, s
 // Rows [k0, k0 + kc) and columns [j0, j0 + nc) of alpha op(B), in NR-column panels: panel p
 // holds out[k * NR + j] = alpha op(B)(k0 + k, j0 + p NR + j), zero past the last column.
 void packB(const View& B, int k0, int kc, int j0, int nc, int NR, float alpha, float* out) {
-  if (!B.transposed) {  // row by row into every panel, as packA's transposed case (the same reason)
-    for (int k = 0; k < kc; ++k) {
-      const float* src = B.data + static_cast<size_t>(k0 + k) * B.stride + j0;
-      for (int jp = 0; jp < nc; jp += NR) {
-        float* dst = out + static_cast<size_t>(jp) * kc + static_cast<size_t>(k) * NR;
-        const int cols = std::min(NR, nc - jp);
-        if (cols == NR)
-          for (int j = 0; j < NR; ++j) dst[j] = alpha * src[jp + j];
-        else
-          for (int j = 0; j < NR; ++j) dst[j] = j < cols ? alpha * src[jp + j] : 0.0f;
-      }
-    }
-    return;
-  }
+  if (!B.transposed) return packRowsIntoPanels(B, k0, kc, j0, nc, NR, alpha, out);
   // op(B)(k, j) = B(j, k): each stored row j holds a run of k.
   for (int jp = 0; jp < nc; jp += NR, out += static_cast<size_t>(NR) * kc) {
     const int cols = std::min(NR, nc - jp);
