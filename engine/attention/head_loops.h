@@ -41,22 +41,20 @@ inline double attentionMultiplyAdds(const AttentionShape& s) { return 2.0 * s.B 
 // Runs f(HeadSlices) for every (batch, head), in parallel over threads.
 template <class F>
 void forEachHead(const AttentionShape& s, F&& f) {
-#pragma omp parallel for schedule(static) if (attentionMultiplyAdds(s) >= kMinParallelMultiplyAdds)
-  for (int bh = 0; bh < s.B * s.H; ++bh) {
+  forEachIndex(s.B * s.H, attentionMultiplyAdds(s) >= kMinParallelMultiplyAdds, [&](int bh) {
     const int h = bh % s.H;
     f(HeadSlices{s, bh / s.H, h, h / s.group()});
-  }
+  });
 }
 
 // Runs f for every (batch, KV head), parallel across them and sequential over the query heads
 // of a group, so that gradients into a shared K/V head accumulate without races and in a fixed order.
 template <class F>
 void forEachKvGroup(const AttentionShape& s, F&& f) {
-#pragma omp parallel for schedule(static) if (attentionMultiplyAdds(s) >= kMinParallelMultiplyAdds)
-  for (int bk = 0; bk < s.B * s.Hkv; ++bk) {
+  forEachIndex(s.B * s.Hkv, attentionMultiplyAdds(s) >= kMinParallelMultiplyAdds, [&](int bk) {
     const int b = bk / s.Hkv, kvh = bk % s.Hkv;
     for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) f(HeadSlices{s, b, h, kvh}, h == kvh * s.group());
-  }
+  });
 }
 
 // Causal products skip the blocks above the diagonal: query rows [r0, r0 + rows) see keys

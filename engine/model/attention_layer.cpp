@@ -14,22 +14,22 @@ namespace attnlab {
 // Both copy one batch element per thread: a training step moves [B T, d_model] a few times per layer.
 void splitHeads(const Mat& flat, int B, int T, int heads, int d, std::vector<float>& out) {
   out.resize(static_cast<size_t>(B) * heads * T * d);
-#pragma omp parallel for schedule(static) if (B > 1 && !inParallelRegion())
-  for (int b = 0; b < B; ++b)
+  forEachIndex(B, true, [&](int b) {
     for (int h = 0; h < heads; ++h)
       for (int t = 0; t < T; ++t)
         std::copy_n(flat.data() + (static_cast<size_t>(b) * T + t) * heads * d + h * d, d,
                     out.data() + ((static_cast<size_t>(b) * heads + h) * T + t) * d);
+  });
 }
 
 void mergeHeads(const float* headMajor, int B, int T, int heads, int d, Mat& flat) {
   flat.resize(static_cast<Eigen::Index>(B) * T, heads * d);
-#pragma omp parallel for schedule(static) if (B > 1 && !inParallelRegion())
-  for (int b = 0; b < B; ++b)
+  forEachIndex(B, true, [&](int b) {
     for (int h = 0; h < heads; ++h)
       for (int t = 0; t < T; ++t)
         std::copy_n(headMajor + ((static_cast<size_t>(b) * heads + h) * T + t) * d, d,
                     flat.data() + (static_cast<size_t>(b) * T + t) * heads * d + h * d);
+  });
 }
 
 namespace {

@@ -88,8 +88,7 @@ void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mea
   y.resize(N, C);
   mean.resize(N);
   rstd.resize(N);
-#pragma omp parallel for schedule(static) if (N >= kMinParallelNormRows && !inParallelRegion())
-  for (int n = 0; n < N; ++n) {  // rows are independent
+  forEachIndex(N, N >= kMinParallelNormRows, [&](int n) {  // rows are independent
     auto row = x.row(n);
     const float m = row.mean();
     const float var = (row.array() - m).square().mean();
@@ -98,7 +97,7 @@ void layerNormForward(const Mat& x, const Mat& w, const Mat& b, Mat& y, Vec& mea
     rstd[n] = r;
     y.row(n) = (((row.array() - m) * r) * w.row(0).array()).matrix();
     if (b.size()) y.row(n) += b.row(0);
-  }
+  });
 }
 
 void layerNormBackward(const Mat& dy, const Mat& x, const Mat& w, const Vec& mean, const Vec& rstd, Mat& dx, Mat& dw,
@@ -139,20 +138,20 @@ constexpr Eigen::Index kGeluBlock = 512;
 void geluForward(const Mat& x, Mat& y) {
   y.resize(x.rows(), x.cols());
   const Eigen::Index n = x.size();
-#pragma omp parallel for schedule(static) if (n > kGeluBlock)
-  for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
-    const Eigen::Index len = std::min(kGeluBlock, n - start);
+  const int blocks = static_cast<int>((n + kGeluBlock - 1) / kGeluBlock);
+  forEachIndex(blocks, true, [&](int block) {
+    const Eigen::Index start = block * kGeluBlock, len = std::min(kGeluBlock, n - start);
     const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len);
     Eigen::Map<Eigen::ArrayXf>(y.data() + start, len) = 0.5f * xs * (1.0f + (kGeluC * (xs + 0.044715f * xs.cube())).tanh());
-  }
+  });
 }
 
 void geluBackward(const Mat& dy, const Mat& x, Mat& dx) {
   dx.resize(x.rows(), x.cols());
   const Eigen::Index n = x.size();
-#pragma omp parallel for schedule(static) if (n > kGeluBlock)
-  for (Eigen::Index start = 0; start < n; start += kGeluBlock) {
-    const Eigen::Index len = std::min(kGeluBlock, n - start);
+  const int blocks = static_cast<int>((n + kGeluBlock - 1) / kGeluBlock);
+  forEachIndex(blocks, true, [&](int block) {
+    const Eigen::Index start = block * kGeluBlock, len = std::min(kGeluBlock, n - start);
     const Eigen::Map<const Eigen::ArrayXf> xs(x.data() + start, len), dys(dy.data() + start, len);
     float tanhU[kGeluBlock];
     Eigen::Map<Eigen::ArrayXf> t(tanhU, len);
@@ -160,7 +159,7 @@ void geluBackward(const Mat& dy, const Mat& x, Mat& dx) {
     // d/dx [0.5 x (1 + tanh u)] = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
     Eigen::Map<Eigen::ArrayXf>(dx.data() + start, len) =
         dys * (0.5f * (1.0f + t) + 0.5f * xs * (1.0f - t.square()) * (kGeluC * (1.0f + 3.0f * 0.044715f * xs.square())));
-  }
+  });
 }
 
 double crossEntropyForward(const Mat& logits, const int* targets, Mat& probs, int& counted) {
