@@ -39,11 +39,17 @@ class SnapKvPolicy : public EvictionPolicy {
     weightsNow.assign(view.position + 1, 0.0f);
     for (int i = 0; i < n; ++i) weightsNow[c.positions[i]] = c.latest[i];
     history.push_back(std::move(weightsNow));
+    windowRows_.clear();  // the window's queries, oldest first, as (weights, length): no deque walk per entry
+    for (const auto& weights : history) windowRows_.push_back({weights.data(), static_cast<int>(weights.size())});
     std::vector<float>& observation = observation_;
-    observation.assign(n, 0.0f);
-    for (const auto& weights : history)
-      for (int i = 0; i < n; ++i)
-        if (c.positions[i] < static_cast<int>(weights.size())) observation[i] += weights[c.positions[i]];
+    observation.resize(n);
+    for (int i = 0; i < n; ++i) {  // each entry's sum in a register, in the window's order
+      const int at = c.positions[i];
+      float sum = 0.0f;
+      for (const auto& [weights, length] : windowRows_)
+        if (at < length) sum += weights[at];
+      observation[i] = sum;
+    }
     for (int i = 0; i < n; ++i) {
       float pooled = observation[i];
       for (int j = i - 1; j >= 0 && c.positions[i] - c.positions[j] <= halfKernel_; --j) pooled = std::max(pooled, observation[j]);
@@ -58,6 +64,7 @@ class SnapKvPolicy : public EvictionPolicy {
   int window_ = 8, halfKernel_ = 2;
   std::map<std::pair<int, int>, std::deque<std::vector<float>>> observed_;  // per (layer, KV head)
   std::vector<float> observation_;  // one head's window sums, reused from call to call
+  std::vector<std::pair<const float*, int>> windowRows_;  // likewise
 };
 
 }  // namespace attnlab
