@@ -105,6 +105,16 @@ class TestKvQuant : public QObject {
       QCOMPARE(kept[d + c], 0.0f);
       QCOMPARE(kept[2 * d + c], copy[8 * d + c]);
     }
+    // runs of kept rows (moved as blocks) and single ones keep their order: rows 0-1, 3-5 and 8 of nine
+    RowStore runs(q, d);
+    for (int r = 0; r < 9; ++r) runs.append(copy.data() + r * d);
+    runs.compact({1, 1, 0, 1, 1, 1, 0, 0, 1});
+    QCOMPARE(runs.rows(), 6);
+    std::vector<float> scratch3;
+    const float* moved = runs.read(scratch3);
+    const int order[] = {0, 1, 3, 4, 5, 8};
+    for (int k = 0; k < 6; ++k)
+      for (int c = 0; c < d; ++c) QCOMPARE(moved[k * d + c], twice[order[k] * d + c]);
     KvQuant unknown;
     QVERIFY(!parseKvQuant("int2", unknown));
   }

@@ -223,13 +223,19 @@ void Decoder::evict(int l, const std::vector<int>* exactCounts) {
   }
   const bool pooled = budget_.perLayer || policy_->poolsHeads();
   const std::vector<KeepDecision> decisions = chooseKept(*policy_, views, pooled, exactCounts != nullptr);
+  std::string budgetReason, dropReason;  // built at the first entry each explains, not once per entry
+  auto reason = [&](bool dropped) -> const std::string& {
+    std::string& r = dropped ? dropReason : budgetReason;
+    if (r.empty()) r = policyName_ + ": " + (dropped ? policy_->dropRule() : policy_->budgetRule());
+    return r;
+  };
   for (int kvh = 0; kvh < Hkv_; ++kvh) {
     HeadCache& hc = cache_.head(l, kvh);
     const KeepDecision& d = decisions[kvh];
     std::vector<Eviction> evicted;
     std::vector<KeptAs> liveAs;
     for (int i = 0; i < hc.size(); ++i)
-      if (!d.keep[i]) evicted.push_back({hc.positions[i], policyName_ + ": " + (d.dropped[i] ? policy_->dropRule() : policy_->budgetRule())});
+      if (!d.keep[i]) evicted.push_back({hc.positions[i], reason(d.dropped[i])});
     for (int i = 0; i < hc.size(); ++i)
       if (d.keep[i]) liveAs.push_back(d.protect[i] ? policy_->protectedAs() : policy_->scoredAs());
     if (!evicted.empty()) hc.compact(d.keep);

@@ -79,10 +79,11 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
       if (!pool[r].dropped || exact) out[pool[r].head].keep[pool[r].index] = 1;
   };
   const bool shared = pooled && !exact;  // the layer's heads compete in one pool
-  std::vector<Candidate> pool;
+  thread_local std::vector<Candidate> pool;  // reused from step to step: a decoding step calls this per layer
+  thread_local std::vector<float> score;
+  thread_local std::vector<char> protect;
+  pool.clear();
   long long sharedBudget = 0;
-  std::vector<float> score;
-  std::vector<char> protect;
   for (size_t h = 0; h < views.size(); ++h) {
     const int n = views[h].cache.size();
     score.assign(n, 0.0f);

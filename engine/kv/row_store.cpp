@@ -63,11 +63,17 @@ void RowStore::append(const float* row) {
 
 void RowStore::compact(const std::vector<char>& keep) {
   size_t kept = 0;
-  for (size_t i = 0; i < keep.size(); ++i)
-    if (keep[i]) {
-      if (kept != i) std::memmove(bytes_.data() + kept * rowBytes_, bytes_.data() + i * rowBytes_, rowBytes_);
-      ++kept;
+  for (size_t i = 0; i < keep.size();) {
+    if (!keep[i]) {
+      ++i;
+      continue;
     }
+    size_t end = i;  // a run of kept rows [i, end) moves as one block (a decoding step drops one row)
+    while (end < keep.size() && keep[end]) ++end;
+    if (kept != i) std::memmove(bytes_.data() + kept * rowBytes_, bytes_.data() + i * rowBytes_, (end - i) * rowBytes_);
+    kept += end - i;
+    i = end;
+  }
   bytes_.resize(kept * rowBytes_);
 }
 
