@@ -96,8 +96,10 @@ class TestKvChooseKept : public QObject {
         }
       }
       std::vector<HeadView> views;
-      for (int h = 0; h < heads; ++h)
-        views.push_back(HeadView{caches[h], 0, h, 100, static_cast<int>(rng.uniform() * 45), true});
+      for (int h = 0; h < heads; ++h) {  // every fourth trial drops exactly one entry per head, as a decoding step does
+        const int budget = trial % 4 == 0 ? std::max(0, caches[h].size() - 1) : static_cast<int>(rng.uniform() * 45);
+        views.push_back(HeadView{caches[h], 0, h, 100, budget, true});
+      }
       for (const bool pooled : {false, true})
         for (const bool exact : {false, true}) {
           const auto fast = chooseKept(policy, views, pooled, exact);

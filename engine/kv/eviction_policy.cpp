@@ -71,10 +71,13 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
   };
   std::vector<KeepDecision> out(views.size());
   // Keeps the first `count` candidates in that order; nth_element finds them without sorting the
-  // rest (a decoding step usually drops one entry of budget + 1).
+  // rest, and when a decoding step drops one entry of budget + 1, a single pass finds it.
   auto keepBest = [&](std::vector<Candidate>& pool, long long count) {
     if (count <= 0) return;
-    if (count < static_cast<long long>(pool.size())) std::nth_element(pool.begin(), pool.begin() + count, pool.end(), ranksBefore);
+    if (count + 1 == static_cast<long long>(pool.size()))  // one must go: the last in that order, found in one pass
+      std::iter_swap(std::max_element(pool.begin(), pool.end(), ranksBefore), pool.end() - 1);
+    else if (count < static_cast<long long>(pool.size()))
+      std::nth_element(pool.begin(), pool.begin() + count, pool.end(), ranksBefore);
     for (long long r = 0; r < static_cast<long long>(pool.size()) && r < count; ++r)
       if (!pool[r].dropped || exact) out[pool[r].head].keep[pool[r].index] = 1;
   };
