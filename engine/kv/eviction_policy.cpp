@@ -54,21 +54,21 @@ std::string parseBudget(const std::string& text, const std::string& scope, Budge
 }
 
 std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<HeadView>& views, bool pooled, bool exact) {
-  struct Candidate {
-    int head, index, position;
-    float score;
-    char protect, dropped;
-  };
   // The order entries are kept in: protected first, then entries that may stay, then the highest
   // score, then the most recent, then the lower head (only pooled heads can tie that far). A
-  // strict total order, so the kept set is the one sorting all candidates would give.
-  auto ranksBefore = [](const Candidate& a, const Candidate& b) {
-    if (a.protect != b.protect) return a.protect > b.protect;
-    if (a.dropped != b.dropped) return b.dropped > a.dropped;
-    if (a.score != b.score) return a.score > b.score;
-    if (a.position != b.position) return a.position > b.position;
-    return a.head < b.head;
+  // strict total order, so the kept set is the one sorting all candidates would give. It is held
+  // as two integers per candidate, compared in turn: (protected, may stay, score) and (position,
+  // lower head).
+  struct Candidate {
+    uint64_t first, then;
+    int head, index;
   };
+  auto candidate = [](int head, int index, int position, float score, bool protect, bool dropped) {
+    const uint64_t first = (uint64_t{protect} << 33) | (uint64_t{!dropped} << 32) | orderedScoreBits(score);
+    const uint64_t then = (static_cast<uint64_t>(static_cast<uint32_t>(position)) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(head));
+    return Candidate{first, then, head, index};
+  };
+  auto ranksBefore = [](const Candidate& a, const Candidate& b) { return a.first != b.first ? a.first > b.first : a.then > b.then; };
   std::vector<KeepDecision> out(views.size());
   // Keeps the first `count` candidates in that order; nth_element finds them without sorting the
   // rest, and when a decoding step drops one entry of budget + 1, a single pass finds it.
@@ -79,7 +79,7 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
     else if (count < static_cast<long long>(pool.size()))
       std::nth_element(pool.begin(), pool.begin() + count, pool.end(), ranksBefore);
     for (long long r = 0; r < static_cast<long long>(pool.size()) && r < count; ++r)
-      if (!pool[r].dropped || exact) out[pool[r].head].keep[pool[r].index] = 1;
+      if (exact || !out[pool[r].head].dropped[pool[r].index]) out[pool[r].head].keep[pool[r].index] = 1;
   };
   const bool shared = pooled && !exact;  // the layer's heads compete in one pool
   thread_local std::vector<Candidate> pool;  // reused from step to step: a decoding step calls this per layer
@@ -104,7 +104,7 @@ std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<H
     for (int i = 0; i < n; ++i) {
       const char dropped = out[h].dropped[i];
       const float ranked = std::isnan(score[i]) ? -std::numeric_limits<float>::infinity() : score[i];  // NaN ranks lowest
-      pool.push_back({static_cast<int>(h), i, views[h].cache.positions[i], ranked, protect[i], dropped});
+      pool.push_back(candidate(static_cast<int>(h), i, views[h].cache.positions[i], ranked, protect[i], dropped));
     }
     if (shared) sharedBudget += views[h].budget;
     else keepBest(pool, views[h].budget);

@@ -5,6 +5,8 @@
 // Policies that need attention weights read the statistics the decoder keeps in the cache from
 // each step's own attention (this step's weights, the sum over past steps), never a second pass.
 // Members register in EvictionPolicyRegistry, one file each.
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,6 +85,14 @@ struct KeepDecision {
 // recent, then the lower head.
 // pooled: the layer's heads compete for the sum of their budgets (a per-layer budget).
 // exact: each head keeps exactly its budget (the matched protocol), even entries scored -inf.
+// A score's bits as an unsigned integer that orders as the scores do (negative floats flipped
+// whole, the rest above them; -0 as 0, as the float comparison has it; not for NaN), so that ranks
+// built from scores compare as integers.
+inline uint32_t orderedScoreBits(float score) {
+  const uint32_t bits = std::bit_cast<uint32_t>(score + 0.0f);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
 std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<HeadView>& views, bool pooled, bool exact);
 
 // Whether the registered policy `name` is the dense reference (false for an unknown name): callers

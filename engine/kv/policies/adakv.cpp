@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "kv/policies/snapkv_scores.h"
@@ -33,22 +34,25 @@ class AdaKvPolicy : public SnapKvPolicy {
     const int safe = std::min(n, static_cast<int>(safeguard_ * view.budget));
     if (!view.budgeted || safe <= 0) return;
     // The floor is a set: selecting it (linear time) suffices, its order does not matter. Ties go
-    // to the later position, so the set is the same on every run. Score and position sit beside
-    // each index, so comparing two entries reads no other memory.
+    // to the later position, so the set is the same on every run. Each entry's rank is one integer
+    // beside its index, so comparing two entries is one comparison and reads no other memory.
     ranked_.resize(n);
-    for (int i = 0; i < n; ++i) ranked_[i] = {score[i], view.cache.positions[i], i};
-    std::nth_element(ranked_.begin(), ranked_.begin() + (safe - 1), ranked_.end(), [](const Entry& a, const Entry& b) {
-      return a.score != b.score ? a.score > b.score : a.position > b.position;
-    });
+    for (int i = 0; i < n; ++i) ranked_[i] = {rankKey(score[i], view.cache.positions[i]), i};
+    std::nth_element(ranked_.begin(), ranked_.begin() + (safe - 1), ranked_.end(),
+                     [](const Entry& a, const Entry& b) { return a.key > b.key; });
     for (int r = 0; r < safe; ++r) score[ranked_[r].index] = std::numeric_limits<float>::max();  // the head's floor
   }
   std::string budgetRule() const override { return "least pooled attention among all of the layer's heads (adaptive per-head budget)"; }
 
  private:
   double safeguard_ = 0.2;
+  // Orders as (score, then position) does, larger first. Scores are sums of attention weights: never NaN.
+  static uint64_t rankKey(float score, int position) {
+    return (static_cast<uint64_t>(orderedScoreBits(score)) << 32) | static_cast<uint32_t>(position);
+  }
   struct Entry {
-    float score;
-    int position, index;
+    uint64_t key;
+    int index;
   };
   std::vector<Entry> ranked_;  // reused from step to step
 };
