@@ -157,10 +157,13 @@ void packedProduct(const MicroKernel& kernel, MutView C, const View& A, const Vi
   }
   const size_t ldc = C.stride;
   // Rows of a non-transposed A are read in place: packing cost up to a fifth of the time of the
-  // products with few columns (measured, attnlab-bench --gemm). A transposed A is packed (read in
-  // place, each k of its panel a different stored row, it measured no faster). An edge panel of
+  // products with few columns (measured, attnlab-bench --gemm). A transposed A is packed when the
+  // kernel reads each panel many times (in place, each k of its panel a different stored row, dW's
+  // product measured no faster), and read in place when at most two column panels of B take all of
+  // C: an attention tile's dK or dV, where packing was a third of the product's time (59 -> 88
+  // GFLOP/s with AVX-512, 43 -> 57 with AVX2 on a 64 x 32 x 64 tile). An edge panel of
   // fewer than MR rows is always packed, padded with zeros, so the kernel never reads past A.
-  const bool packWholeA = A.transposed;
+  const bool packWholeA = A.transposed && N > 2 * NR;
   float* a = packedA.get(static_cast<size_t>(MC) * KC);
   float* b = packedB.get(static_cast<size_t>((NC + NR - 1) / NR * NR) * KC);
   alignas(64) float tile[16 * 32];  // an edge tile: the kernel's full MR x NR result, of which part is kept
@@ -179,8 +182,10 @@ void packedProduct(const MicroKernel& kernel, MutView C, const View& A, const Vi
           MicroKernel::Run run = kernel.columns;
           long lda = MR;
           if (!packWholeA && rows == MR) {
-            aPanel = A.data + static_cast<size_t>(ic + ir) * A.stride + pc;
-            run = kernel.rows;
+            // op(A)(i, k) is A.data[i * stride + k], or A.data[k * stride + i] when transposed
+            aPanel = A.transposed ? A.data + static_cast<size_t>(pc) * A.stride + ic + ir
+                                  : A.data + static_cast<size_t>(ic + ir) * A.stride + pc;
+            run = A.transposed ? kernel.columns : kernel.rows;
             lda = A.stride;
           } else if (!packWholeA) {
             packA(A, ic + ir, rows, pc, kc, MR, a);
