@@ -80,11 +80,7 @@ using EvictionPolicyRegistry = Registry<EvictionPolicy>;
 struct KeepDecision {
   std::vector<char> keep, dropped, protect;
 };
-// Asks the policy for every head's scores, then keeps per head its view.budget best entries:
-// protected first, then entries that may stay, then the highest score (NaN lowest), then the most
-// recent, then the lower head.
-// pooled: the layer's heads compete for the sum of their budgets (a per-layer budget).
-// exact: each head keeps exactly its budget (the matched protocol), even entries scored -inf.
+
 // A score's bits as an unsigned integer that orders as the scores do (negative floats flipped
 // whole, the rest above them; -0 as 0, as the float comparison has it; not for NaN), so that ranks
 // built from scores compare as integers.
@@ -93,6 +89,11 @@ inline uint32_t orderedScoreBits(float score) {
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
 
+// Asks the policy for every head's scores, then keeps per head its view.budget best entries:
+// protected first, then entries that may stay, then the highest score (NaN lowest), then the most
+// recent, then the lower head.
+// pooled: the layer's heads compete for the sum of their budgets (a per-layer budget).
+// exact: each head keeps exactly its budget (the matched protocol), even entries scored -inf.
 std::vector<KeepDecision> chooseKept(EvictionPolicy& policy, const std::vector<HeadView>& views, bool pooled, bool exact);
 
 // Whether the registered policy `name` is the dense reference (false for an unknown name): callers
