@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 
 #include "attention/attention.h"
 #include "attention/softmax_tiled.h"
@@ -125,6 +126,23 @@ class TestTiledAttention : public QObject {
           QVERIFY2(worstDifference(*a, *b) < 1e-5f,
                    qPrintable(label + ": " + what + " differs by " + QString::number(worstDifference(*a, *b))));
       }
+  }
+
+  // A NaN in one query reaches that row's output and log-sum-exp (and so the loss), and no other row.
+  void aNanQueryReachesItsRowOnly() {
+    for (const auto& [name, variant] : variantsWithoutMaps()) {
+      Inputs x = randomInputs(13, false);
+      const int row = kTileRows + 6;  // in the second query tile, past a whole block of keys
+      x.q[static_cast<size_t>(row) * x.shape.dHead] = std::numeric_limits<float>::quiet_NaN();  // batch 0, head 0
+      const size_t rows = static_cast<size_t>(x.shape.B) * x.shape.H * kT;
+      std::vector<float> o(x.shape.qSize()), lse(rows), entropy(rows), largest(rows);
+      AttentionOutputs out{o.data(), nullptr, nullptr, lse.data(), entropy.data(), largest.data()};
+      variant->forward(inputsOf(x), out);
+      const QString label = QString::fromStdString(name);
+      QVERIFY2(std::isnan(lse[row]) && std::isnan(o[static_cast<size_t>(row) * x.shape.dHead]), qPrintable(label));
+      for (size_t r = 0; r < rows; ++r)
+        if (r != static_cast<size_t>(row)) QVERIFY2(std::isfinite(lse[r]), qPrintable(label + ": row " + QString::number(r)));
+    }
   }
 
   // Finite differences of the model's loss through layers that attend without maps: the layer's
