@@ -52,6 +52,15 @@ inline Span visibleSpan(int i, int c0, int cols, int window) {
   return {std::max(firstVisibleKey(i, window), c0) - c0, std::min(i + 1, c0 + cols) - c0};
 }
 
+#if defined(__AVX512F__)
+// The lanes of a 16-float vector whose offsets lie in [lo, hi) (either end may fall outside 0..16):
+// the row's keys [j + lo, j + hi) of the chunk starting at key j.
+inline __mmask16 lanesIn(int lo, int hi) {
+  const auto below = [](int n) { return (1u << std::clamp(n, 0, 16)) - 1; };  // lanes [0, n)
+  return static_cast<__mmask16>(below(hi) & ~below(lo));
+}
+#endif
+
 // One row of a block in the forward, in two passes over the visible scores s = row[lo, hi).
 // The first keeps big = max(big, max |s|) (unchanged when a score is NaN), writes z = beta s in
 // place and returns max z (NaN when a z is NaN, so that it reaches the loss).
@@ -62,7 +71,7 @@ inline float scaleVisibleScores(float* row, Span span, float beta, float& big) {
   __m512 largest = _mm512_setzero_ps(), zMax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   __mmask16 nan = 0;
   for (int j = span.lo; j < span.hi; j += 16) {
-    const __mmask16 lanes = static_cast<__mmask16>(span.hi - j >= 16 ? 0xFFFF : (1u << (span.hi - j)) - 1);
+    const __mmask16 lanes = lanesIn(0, span.hi - j);
     const __m512 sv = _mm512_maskz_loadu_ps(lanes, row + j), z = _mm512_mul_ps(sv, _mm512_set1_ps(beta));
     nan |= _mm512_mask_cmp_ps_mask(lanes, z, z, _CMP_UNORD_Q);  // a NaN score, or an infinite one times beta 0
     largest = _mm512_mask_max_ps(largest, lanes, _mm512_abs_ps(sv), largest);
@@ -87,10 +96,7 @@ inline void exponentiateVisibleScores(float* row, int cols, Span span, float m, 
   __m512 sumE = _mm512_setzero_ps(), sumEz = _mm512_setzero_ps();
   const __m512 mv = _mm512_set1_ps(m);
   for (int j = 0; j < cols; j += 16) {
-    const int width = std::min(16, cols - j);
-    const __mmask16 inRow = static_cast<__mmask16>(width == 16 ? 0xFFFF : (1u << width) - 1);
-    const int lo = std::clamp(span.lo - j, 0, 16), hi = std::clamp(span.hi - j, 0, 16);
-    const __mmask16 visible = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+    const __mmask16 inRow = lanesIn(0, cols - j), visible = lanesIn(span.lo - j, span.hi - j);
     if (!visible) {  // masked keys weigh 0
       _mm512_mask_storeu_ps(row + j, inRow, _mm512_setzero_ps());
       continue;
@@ -121,17 +127,20 @@ inline void weightsFromScores(float* row, int cols, Span span, float beta, float
 #if defined(__AVX512F__)
   const __m512 betaV = _mm512_set1_ps(beta), lseV = _mm512_set1_ps(logSumExp);
   for (int j = 0; j < cols; j += 16) {
-    const int width = std::min(16, cols - j), lo = std::clamp(span.lo - j, 0, 16), hi = std::clamp(span.hi - j, 0, 16);
-    const __mmask16 inRow = static_cast<__mmask16>(width == 16 ? 0xFFFF : (1u << width) - 1);
-    const __mmask16 visible = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+    const __mmask16 inRow = lanesIn(0, cols - j), visible = lanesIn(span.lo - j, span.hi - j);
     const __m512 z = _mm512_fmsub_ps(betaV, _mm512_maskz_loadu_ps(visible, row + j), lseV);  // beta s - L
     _mm512_mask_storeu_ps(row + j, inRow, _mm512_maskz_mov_ps(visible, Eigen::internal::pexp(z)));
   }
 #else
   Eigen::Map<Eigen::ArrayXf> all(row, cols);
-  if (span.hi > span.lo) all.segment(span.lo, span.hi - span.lo) = (beta * all.segment(span.lo, span.hi - span.lo) - logSumExp).exp();
-  all.head(std::clamp(span.lo, 0, cols)).setZero();
-  all.tail(cols - std::clamp(std::max(span.hi, span.lo), 0, cols)).setZero();
+  if (span.hi <= span.lo) {
+    all.setZero();
+    return;
+  }
+  auto a = all.segment(span.lo, span.hi - span.lo);
+  a = (beta * a - logSumExp).exp();
+  all.head(span.lo).setZero();
+  all.tail(cols - span.hi).setZero();
 #endif
 }
 
